@@ -1,0 +1,13 @@
+// Package auth owns credentials: bcrypt passwords, HS256 JWTs signed with
+// go-jose, `sk-` API keys (only their SHA-256 is ever stored), the secret key
+// file, and the sign-in rate limiter.
+//
+// Invariants:
+//   - a password check for an unknown account costs one bcrypt comparison,
+//     exactly like a wrong password, so response time does not reveal which
+//     e-mail addresses exist;
+//   - a JWT carries only the user id, iat, jti and (optionally) exp, as Open
+//     WebUI's do; role and permissions are read fresh on every request, so a
+//     role change takes effect immediately;
+//   - an API key is shown once, at creation; afterwards only its hint exists.
+package auth

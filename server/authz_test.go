@@ -1,0 +1,94 @@
+package server
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// authzRow is one route of the authorization matrix: how to call it and the
+// status each kind of caller must get. Order of want: anonymous, pending,
+// user, other (a second plain user; for owned resources, the non-owner) and
+// admin. The fixture's resources (an API key, groups...) belong to `user`.
+type authzRow struct {
+	pattern string                  // exactly as in routes.go
+	path    func(f *fixture) string // concrete path; nil = the pattern's path
+	body    string                  // JSON body for POST/PUT/PATCH
+	setup   func(f *fixture)        // optional: prepares state before the call
+	want    [5]int
+}
+
+// authzRows gathers the rows of every API area; each area keeps its rows
+// next to its handlers' tests.
+func authzRows() []authzRow {
+	var rows []authzRow
+	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows()} {
+		rows = append(rows, part...)
+	}
+	return rows
+}
+
+// TestAuthzMatrix calls every route as each kind of caller, on a fresh
+// fixture per call (so destructive routes cannot affect the next caller),
+// and fails for any route of the table without a row.
+func TestAuthzMatrix(t *testing.T) {
+	rows := authzRows()
+	byPattern := map[string]authzRow{}
+	for _, r := range rows {
+		if _, dup := byPattern[r.pattern]; dup {
+			t.Errorf("two authz rows for %q", r.pattern)
+		}
+		byPattern[r.pattern] = r
+	}
+	f0 := newFixture(t, nil)
+	var missing []string
+	for _, rt := range f0.srv.routes {
+		if _, ok := byPattern[rt.pattern]; !ok {
+			missing = append(missing, rt.pattern)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Fatalf("routes without an authz row:\n  %s", strings.Join(missing, "\n  "))
+	}
+	registered := map[string]bool{}
+	for _, rt := range f0.srv.routes {
+		registered[rt.pattern] = true
+	}
+	callers := [5]string{"anonymous", "pending", "user", "other", "admin"}
+	for _, row := range rows {
+		if !registered[row.pattern] {
+			t.Errorf("authz row for unregistered route %q", row.pattern)
+			continue
+		}
+		method, patPath, _ := strings.Cut(row.pattern, " ")
+		t.Run(row.pattern, func(t *testing.T) {
+			for i, who := range callers {
+				f := newFixture(t, nil)
+				if row.setup != nil {
+					row.setup(f)
+				}
+				path := patPath
+				if row.path != nil {
+					path = row.path(f)
+				}
+				tok := [5]string{"", f.pendingTok, f.userTok, f.otherTok, f.adminTok}[i]
+				w := f.do(method, path, tok, row.body)
+				if w.Code != row.want[i] {
+					t.Errorf("%s %s as %s: status %d, want %d; body %.200s", method, path, who, w.Code, row.want[i], w.Body.String())
+				}
+				if w.Code >= 400 && !strings.HasPrefix(w.Body.String(), `{"detail":`) {
+					t.Errorf("%s %s as %s: error body is not {\"detail\"}: %.200s", method, path, who, w.Body.String())
+				}
+			}
+		})
+	}
+}
+
+// Common expectations.
+var (
+	wantPublic   = [5]int{200, 200, 200, 200, 200}
+	wantAnyRole  = [5]int{401, 200, 200, 200, 200}
+	wantVerified = [5]int{401, 401, 200, 200, 200}
+	wantAdmin    = [5]int{401, 401, 401, 401, 200}
+)

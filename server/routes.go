@@ -1,0 +1,133 @@
+package server
+
+// routeTable is the ONE route table of Hearth. Every route names its access
+// level here, so authorization is reviewable in one place and the authz
+// matrix test can prove every row. Most specific ServeMux patterns win, so
+// "/api/v1/users/all" and "/api/v1/users/{user_id}" coexist.
+func (s *Server) routeTable() []route {
+	return []route{
+		// Health and discovery (discovery.go).
+		{pattern: "GET /health", access: public, h: s.handleHealth},
+		{pattern: "GET /health/db", access: public, h: s.handleHealthDB},
+		{pattern: "GET /ready", access: public, h: s.handleReady},
+		{pattern: "GET /api/version", access: public, h: s.handleVersion},
+		{pattern: "GET /api/config", access: public, h: s.handleAppConfig},
+		{pattern: "GET /manifest.json", access: public, h: s.handleManifest},
+		{pattern: "GET /docs", access: public, h: s.handleDocs},
+		{pattern: "GET /openapi.json", access: public, h: s.handleOpenAPI},
+
+		// Settings (settings.go).
+		{pattern: "GET /api/v1/auths/admin/config", access: admin, h: s.handleGetAdminConfig},
+		{pattern: "POST /api/v1/auths/admin/config", access: admin, h: s.handleSetAdminConfig},
+		{pattern: "GET /api/v1/configs/banners", access: verified, h: s.handleGetBanners},
+		{pattern: "POST /api/v1/configs/banners", access: admin, h: s.handleSetBanners},
+		{pattern: "GET /api/v1/configs/export", access: admin, h: s.handleConfigExport},
+		{pattern: "POST /api/v1/configs/import", access: admin, h: s.handleConfigImport},
+		{pattern: "GET /api/v1/configs/settings", access: admin, h: s.handleListSettings},
+		{pattern: "POST /api/v1/configs/settings", access: admin, h: s.handleUpdateSettings},
+
+		// Accounts and credentials (auths.go, apikeys.go).
+		{pattern: "GET /api/v1/auths/", access: anyRole, h: s.handleSessionUser},
+		{pattern: "POST /api/v1/auths/signin", access: public, h: s.handleSignin},
+		{pattern: "POST /api/v1/auths/signup", access: public, h: s.handleSignup},
+		{pattern: "POST /api/v1/auths/signout", access: public, h: s.handleSignout},
+		{pattern: "POST /api/v1/auths/ldap", access: public, h: s.handleLDAP},
+		{pattern: "POST /api/v1/auths/add", access: admin, h: s.handleAddUser},
+		{pattern: "POST /api/v1/auths/update/profile", access: verified, h: s.handleUpdateProfile},
+		{pattern: "POST /api/v1/auths/update/timezone", access: verified, h: s.handleUpdateTimezone},
+		{pattern: "POST /api/v1/auths/update/password", access: verified, h: s.handleUpdatePassword},
+		{pattern: "GET /api/v1/auths/admin/details", access: anyRole, h: s.handleAdminDetails},
+		{pattern: "GET /api/v1/auths/api_key", access: verified, h: s.handleGetLegacyKey},
+		{pattern: "POST /api/v1/auths/api_key", access: verified, h: s.handleCreateLegacyKey},
+		{pattern: "DELETE /api/v1/auths/api_key", access: verified, h: s.handleDeleteLegacyKey},
+		{pattern: "GET /api/v1/auths/api_keys", access: verified, h: s.handleListKeys},
+		{pattern: "POST /api/v1/auths/api_keys", access: verified, h: s.handleCreateKey},
+		{pattern: "DELETE /api/v1/auths/api_keys/{id}", access: verified, h: s.handleDeleteKey},
+
+		// Users (users.go).
+		{pattern: "GET /api/v1/users/", access: admin, h: s.handleListUsers},
+		{pattern: "GET /api/v1/users/all", access: admin, h: s.handleAllUsers},
+		{pattern: "GET /api/v1/users/search", access: verified, h: s.handleSearchUsers},
+		{pattern: "GET /api/v1/users/permissions", access: verified, h: s.handleMyPermissions},
+		{pattern: "GET /api/v1/users/default/permissions", access: admin, h: s.handleGetDefaultPermissions},
+		{pattern: "POST /api/v1/users/default/permissions", access: admin, h: s.handleSetDefaultPermissions},
+		{pattern: "GET /api/v1/users/groups", access: verified, h: s.handleMyGroups},
+		{pattern: "GET /api/v1/users/user/settings", access: verified, h: s.handleGetMySettings},
+		{pattern: "POST /api/v1/users/user/settings/update", access: verified, h: s.handleUpdateMySettings},
+		{pattern: "GET /api/v1/users/user/info", access: verified, h: s.handleGetMyInfo},
+		{pattern: "POST /api/v1/users/user/info/update", access: verified, h: s.handleUpdateMyInfo},
+		{pattern: "GET /api/v1/users/{user_id}", access: verified, h: s.handleGetUser},
+		{pattern: "GET /api/v1/users/{user_id}/active", access: verified, h: s.handleUserActive},
+		{pattern: "GET /api/v1/users/{user_id}/groups", access: admin, h: s.handleUserGroups},
+		{pattern: "GET /api/v1/users/{user_id}/profile/image", access: verified, h: s.handleProfileImage},
+		{pattern: "POST /api/v1/users/{user_id}/update", access: admin, h: s.handleUpdateUser},
+		{pattern: "DELETE /api/v1/users/{user_id}", access: admin, h: s.handleDeleteUser},
+
+		// Groups (groups.go).
+		{pattern: "GET /api/v1/groups/", access: verified, h: s.handleListGroups},
+		{pattern: "POST /api/v1/groups/create", access: admin, h: s.handleCreateGroup},
+		{pattern: "GET /api/v1/groups/id/{id}", access: admin, h: s.handleGetGroup},
+		{pattern: "POST /api/v1/groups/id/{id}/update", access: admin, h: s.handleUpdateGroup},
+		{pattern: "POST /api/v1/groups/id/{id}/users", access: admin, h: s.handleGroupMembers},
+		{pattern: "POST /api/v1/groups/id/{id}/users/add", access: admin, h: s.handleAddGroupMembers},
+		{pattern: "POST /api/v1/groups/id/{id}/users/remove", access: admin, h: s.handleRemoveGroupMembers},
+		{pattern: "DELETE /api/v1/groups/id/{id}/delete", access: admin, h: s.handleDeleteGroup},
+		// Chats (chats.go). Literal segments come before {id} routes: where
+		// patterns overlap the earlier row wins (see buildMux).
+		{pattern: "POST /api/v1/chats/new", access: verified, h: s.handleCreateChat, body: chatBodyLimit},
+		{pattern: "GET /api/v1/chats/", access: verified, h: s.handleListChats},
+		{pattern: "GET /api/v1/chats/list", access: verified, h: s.handleListChats},
+		{pattern: "GET /api/v1/chats/pinned", access: verified, h: s.handleListPinnedChats},
+		{pattern: "GET /api/v1/chats/archived", access: verified, h: s.handleListArchivedChats},
+		{pattern: "GET /api/v1/chats/archived/count", access: verified, h: s.handleCountArchivedChats},
+		{pattern: "GET /api/v1/chats/shared", access: verified, h: s.handleListSharedChats},
+		{pattern: "GET /api/v1/chats/search", access: verified, h: s.handleSearchChats},
+		{pattern: "GET /api/v1/chats/all", access: verified, h: s.handleExportMyChats},
+		{pattern: "GET /api/v1/chats/all/archived", access: verified, h: s.handleExportMyArchivedChats},
+		{pattern: "GET /api/v1/chats/all/db", access: admin, h: s.handleExportAllChats},
+		{pattern: "GET /api/v1/chats/list/user/{user_id}", access: admin, h: s.handleListUserChats},
+		{pattern: "POST /api/v1/chats/import", access: verified, h: s.handleImportChats, body: importBodyLimit},
+		{pattern: "DELETE /api/v1/chats/", access: verified, h: s.handleDeleteAllChats},
+		{pattern: "POST /api/v1/chats/archive/all", access: verified, h: s.handleArchiveAllChats},
+		{pattern: "POST /api/v1/chats/unarchive/all", access: verified, h: s.handleUnarchiveAllChats},
+		{pattern: "DELETE /api/v1/chats/share/all", access: verified, h: s.handleDeleteAllShares},
+		{pattern: "GET /api/v1/chats/share/{share_id}", access: verified, h: s.handleGetSharedChat},
+		{pattern: "GET /api/v1/chats/folder/{folder_id}", access: verified, h: s.handleFolderChats},
+		{pattern: "GET /api/v1/chats/folder/{folder_id}/list", access: verified, h: s.handleFolderChatList},
+		{pattern: "GET /api/v1/chats/all/tags", access: verified, h: s.handleAllTags},
+		{pattern: "POST /api/v1/chats/tags", access: verified, h: s.handleChatsByTag},
+		{pattern: "GET /api/v1/chats/{id}", access: verified, h: s.handleGetChat},
+		{pattern: "POST /api/v1/chats/{id}", access: verified, h: s.handleUpdateChat, body: chatBodyLimit},
+		{pattern: "DELETE /api/v1/chats/{id}", access: verified, h: s.handleDeleteChat},
+		{pattern: "POST /api/v1/chats/{id}/archive", access: verified, h: s.handleArchiveChat},
+		{pattern: "POST /api/v1/chats/{id}/pin", access: verified, h: s.handlePinChat},
+		{pattern: "GET /api/v1/chats/{id}/pinned", access: verified, h: s.handleChatPinned},
+		{pattern: "POST /api/v1/chats/{id}/clone", access: verified, h: s.handleCloneChat},
+		{pattern: "POST /api/v1/chats/{id}/clone/shared", access: verified, h: s.handleCloneSharedChat},
+		{pattern: "POST /api/v1/chats/{id}/share", access: verified, h: s.handleShareChat},
+		{pattern: "DELETE /api/v1/chats/{id}/share", access: verified, h: s.handleUnshareChat},
+		{pattern: "POST /api/v1/chats/{id}/messages/{message_id}", access: verified, h: s.handleUpsertMessageContent, body: chatBodyLimit},
+		{pattern: "DELETE /api/v1/chats/{id}/messages/{message_id}", access: verified, h: s.handleDeleteMessage},
+		{pattern: "POST /api/v1/chats/{id}/folder", access: verified, h: s.handleMoveChatToFolder},
+		{pattern: "GET /api/v1/chats/{id}/tags", access: verified, h: s.handleChatTags},
+		{pattern: "POST /api/v1/chats/{id}/tags", access: verified, h: s.handleAddChatTag},
+		{pattern: "DELETE /api/v1/chats/{id}/tags", access: verified, h: s.handleRemoveChatTag},
+
+		// Folders (folders.go).
+		{pattern: "GET /api/v1/folders/", access: verified, h: s.handleListFolders},
+		{pattern: "POST /api/v1/folders/", access: verified, h: s.handleCreateFolder},
+		{pattern: "GET /api/v1/folders/{id}", access: verified, h: s.handleGetFolder},
+		{pattern: "POST /api/v1/folders/{id}/update", access: verified, h: s.handleUpdateFolder},
+		{pattern: "POST /api/v1/folders/{id}/update/parent", access: verified, h: s.handleUpdateFolderParent},
+		{pattern: "POST /api/v1/folders/{id}/update/expanded", access: verified, h: s.handleUpdateFolderExpanded},
+		{pattern: "DELETE /api/v1/folders/{id}", access: verified, h: s.handleDeleteFolder},
+	}
+}
+
+// Body limits of the chat routes: a chat update carries whole messages (a
+// pasted document can be large); an import carries many chats. Larger
+// bodies get 413 before anything is written.
+const (
+	chatBodyLimit   = 32 << 20
+	importBodyLimit = 128 << 20
+)
