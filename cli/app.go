@@ -17,10 +17,12 @@ import (
 const dbFile = "hearth.db"
 
 // Options is everything the commands take from the process. Zero values mean
-// the real process: os.LookupEnv, os.Stdout, os.Stderr, bcrypt's default cost.
+// the real process: os.LookupEnv, os.Stdin, os.Stdout, os.Stderr, bcrypt's
+// default cost.
 type Options struct {
 	Version string
 	Getenv  config.Getenv
+	Stdin   io.Reader // `user … --password -` reads the password from here
 	Stdout  io.Writer
 	Stderr  io.Writer
 	// BcryptCost is the cost of new password hashes (0 = bcrypt default);
@@ -32,6 +34,7 @@ type Options struct {
 type app struct {
 	version    string
 	getenv     config.Getenv
+	stdin      io.Reader
 	stdout     io.Writer
 	stderr     io.Writer
 	bcryptCost int
@@ -40,12 +43,15 @@ type app struct {
 // New builds the command-line application. It never exits the process:
 // RunContext returns the error and main decides the exit code (ExitCode).
 func New(o Options) *ucli.App {
-	a := &app{version: o.Version, getenv: o.Getenv, stdout: o.Stdout, stderr: o.Stderr, bcryptCost: o.BcryptCost}
+	a := &app{version: o.Version, getenv: o.Getenv, stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr, bcryptCost: o.BcryptCost}
 	if a.version == "" {
 		a.version = "dev"
 	}
 	if a.getenv == nil {
 		a.getenv = os.LookupEnv
+	}
+	if a.stdin == nil {
+		a.stdin = os.Stdin
 	}
 	if a.stdout == nil {
 		a.stdout = os.Stdout

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -40,10 +41,16 @@ type result struct {
 // run runs the real app with args (without the program name) and an
 // environment of exactly env: nothing leaks in from the test process.
 func run(ctx context.Context, env map[string]string, args ...string) result {
+	return runWithInput(ctx, env, "", args...)
+}
+
+// runWithInput is run with stdin as the standard input.
+func runWithInput(ctx context.Context, env map[string]string, stdin string, args ...string) result {
 	r := result{stdout: new(lockedBuffer), stderr: new(lockedBuffer)}
 	app := New(Options{
 		Version:    "test-version",
 		Getenv:     func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Stdin:      strings.NewReader(stdin),
 		Stdout:     r.stdout,
 		Stderr:     r.stderr,
 		BcryptCost: 4, // bcrypt.MinCost: the tests hash many passwords

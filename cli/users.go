@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +71,8 @@ func (a *app) userCommand() *ucli.Command {
 	email := func(usage string) ucli.Flag {
 		return &ucli.StringFlag{Name: "email", Usage: usage, Required: true}
 	}
-	password := &ucli.StringFlag{Name: "password", Usage: "new password (at most 72 bytes)", Required: true}
+	password := &ucli.StringFlag{Name: "password", Required: true,
+		Usage: "password (at most 72 bytes); - reads one line from standard input, keeping it out of ps"}
 	return &ucli.Command{
 		Name:  "user",
 		Usage: "manage accounts directly in the database (works while the server runs)",
@@ -145,9 +148,9 @@ func (a *app) userCreate(c *ucli.Context) error {
 	if name == "" {
 		name = email[:strings.IndexByte(email, '@')]
 	}
-	hash, err := auth.NewPasswords(a.bcryptCost).Hash(c.String("password"))
+	hash, err := a.passwordHash(c)
 	if err != nil {
-		return fmt.Errorf("--password: %w", err)
+		return err
 	}
 	dir, _ := a.dataDir(c)
 	st, err := openStore(c.Context, dir, true)
@@ -228,9 +231,9 @@ func (a *app) findUser(c *ucli.Context) (*store.Store, store.User, error) {
 }
 
 func (a *app) userResetPassword(c *ucli.Context) error {
-	hash, err := auth.NewPasswords(a.bcryptCost).Hash(c.String("password"))
+	hash, err := a.passwordHash(c)
 	if err != nil {
-		return fmt.Errorf("--password: %w", err)
+		return err
 	}
 	st, u, err := a.findUser(c)
 	if err != nil {
@@ -263,6 +266,26 @@ func (a *app) userSetRole(c *ucli.Context) error {
 	}
 	fmt.Fprintf(a.stdout, "%s: role %s → %s\n", u.Email, u.Role, role)
 	return nil
+}
+
+// passwordHash hashes --password, reading it from standard input when it is "-".
+func (a *app) passwordHash(c *ucli.Context) (string, error) {
+	pw := c.String("password")
+	if pw == "-" {
+		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("read password from standard input: %w", err)
+		}
+		pw = strings.TrimRight(line, "\r\n")
+	}
+	if pw == "" {
+		return "", ucli.Exit("--password: empty password", 2)
+	}
+	hash, err := auth.NewPasswords(a.bcryptCost).Hash(pw)
+	if err != nil {
+		return "", fmt.Errorf("--password: %w", err)
+	}
+	return hash, nil
 }
 
 // oneLine keeps tab-aligned output aligned.

@@ -62,7 +62,11 @@ func TestUserCommands(t *testing.T) {
 	// reset-password works for the primary admin too (Store.UpdateUser
 	// refuses other admins on that account; the operator is not one).
 	mustRun(t, env, "user", "reset-password", "--email", "OWNER@example.org", "--password", "new-pw")
-	mustRun(t, env, "user", "reset-password", "--email", "sam@example.org", "--password", "sam-new")
+	// --password - reads it from standard input (kept out of the process list).
+	if r := runWithInput(t.Context(), env, "sam-new\n", "user", "reset-password", "--email", "sam@example.org", "--password", "-"); r.err != nil {
+		t.Fatalf("reset-password from stdin: %v", r.err)
+	}
+	mustFail(t, env, 2, "user", "reset-password", "--email", "sam@example.org", "--password", "-") // empty input
 	mustFail(t, env, 1, "user", "reset-password", "--email", "x@example.org", "--password", strings.Repeat("p", 73))
 
 	st := openDB(t, dir)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -374,22 +375,42 @@ func (s *Server) handleAddUser(w http.ResponseWriter, r *http.Request) error {
 
 func validRole(r string) bool { return r == "pending" || r == "user" || r == "admin" }
 
+// sessionUser is the answer of GET /api/v1/auths/: the session response
+// plus profile fields (COMPAT.md §2.4).
+type sessionUser struct {
+	Token           string          `json:"token"`
+	TokenType       string          `json:"token_type"`
+	ExpiresAt       *int64          `json:"expires_at"`
+	ID              string          `json:"id"`
+	Email           string          `json:"email"`
+	Name            string          `json:"name"`
+	Role            string          `json:"role"`
+	ProfileImageURL string          `json:"profile_image_url"`
+	Permissions     json.RawMessage `json:"permissions"`
+	Bio             any             `json:"bio"`
+	Gender          any             `json:"gender"`
+	DateOfBirth     any             `json:"date_of_birth"`
+	StatusEmoji     any             `json:"status_emoji"`
+	StatusMessage   any             `json:"status_message"`
+	StatusExpiresAt any             `json:"status_expires_at"`
+}
+
 // handleSessionUser is GET /api/v1/auths/: the caller's session (any role).
 func (s *Server) handleSessionUser(w http.ResponseWriter, r *http.Request) error {
 	id := ident(r)
 	u := id.user
-	resp := map[string]any{
-		"token": s.credential(r), "token_type": "Bearer", "expires_at": expiresAt(id.claims),
-		"id": u.ID, "email": u.Email, "name": u.Name, "role": u.Role,
-		"profile_image_url": profileURL(u), "permissions": s.permissions(id),
-		"bio": nullable(u.Bio), "gender": nullable(u.Gender), "date_of_birth": nullable(u.DateOfBirth),
-		"status_emoji": nil, "status_message": nil, "status_expires_at": nil,
+	tok := s.credential(r)
+	resp := sessionUser{
+		Token: tok, TokenType: "Bearer", ExpiresAt: expiresAt(id.claims),
+		ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role,
+		ProfileImageURL: profileURL(u), Permissions: s.permissionsJSON(id),
+		Bio: nullable(u.Bio), Gender: nullable(u.Gender), DateOfBirth: nullable(u.DateOfBirth),
 	}
 	if id.viaKey {
-		resp["expires_at"] = nil
+		resp.ExpiresAt = nil
 	} else {
 		// Refresh the cookie for browser sessions (Open WebUI does the same).
-		s.setTokenCookie(w, s.credential(r), id.claims.Exp)
+		s.setTokenCookie(w, tok, id.claims.Exp)
 	}
 	return ok(w, resp)
 }

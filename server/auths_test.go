@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -164,23 +163,24 @@ func TestSigninRateLimitPerAddress(t *testing.T) {
 }
 
 // Unknown e-mail and wrong password must cost the same: both run one bcrypt
-// comparison. Compared as medians of repeated runs at a real cost.
+// comparison. Compared as the fastest of repeated runs at a real cost (the
+// minimum is what the work costs; slower runs only measure machine load).
+// Skipping the comparison for unknown accounts makes them ~1000x faster.
 func TestSigninTimingUnknownEqualsWrong(t *testing.T) {
 	p := auth.NewPasswords(8)
 	hash, _ := p.Hash("right")
-	median := func(fn func()) time.Duration {
-		var d []time.Duration
-		for i := 0; i < 9; i++ {
+	fastest := func(fn func()) time.Duration {
+		best := time.Duration(1 << 62)
+		for i := 0; i < 15; i++ {
 			start := time.Now()
 			fn()
-			d = append(d, time.Since(start))
+			best = min(best, time.Since(start))
 		}
-		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		return d[len(d)/2]
+		return best
 	}
-	wrong := median(func() { p.Check(hash, "wrong") })
-	unknown := median(func() { p.Check("", "wrong") })
-	if unknown < wrong/2 || unknown > wrong*2 {
+	wrong := fastest(func() { p.Check(hash, "wrong") })
+	unknown := fastest(func() { p.Check("", "wrong") })
+	if unknown < wrong/3 {
 		t.Fatalf("unknown account took %v, wrong password %v: timing reveals which e-mails exist", unknown, wrong)
 	}
 }

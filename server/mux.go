@@ -51,16 +51,23 @@ func (s *Server) buildMux() http.Handler {
 		}
 		seen[rt.pattern] = true
 		h := s.wrap(rt)
+		// A pattern ending in "/" would match every path below it
+		// ("GET /api/v1/chats/" would swallow /api/v1/chats/x/tags); Open
+		// WebUI's routes are exact, so anchor them.
+		pattern := rt.pattern
+		if strings.HasSuffix(pattern, "/") {
+			pattern += "{$}"
+		}
 		placed := false
 		for _, m := range layers {
-			if tryHandle(m, rt.pattern, h) {
+			if tryHandle(m, pattern, h) {
 				placed = true
 				break
 			}
 		}
 		if !placed {
 			m := http.NewServeMux()
-			m.Handle(rt.pattern, h)
+			m.Handle(pattern, h)
 			layers = append(layers, m)
 		}
 	}

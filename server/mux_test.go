@@ -33,3 +33,10 @@ func TestOverlappingRoutesResolveByOrder(t *testing.T) {
 	expect(t, f.do("POST", "/api/v1/x/abc/pinned", "", ""), 405, "Method Not Allowed")
 	expect(t, f.do("GET", "/api/v1/x/a/b/c", "", ""), 404, "Not Found")
 }
+
+// A route ending in "/" matches only itself, not the paths below it.
+func TestTrailingSlashRoutesAreExact(t *testing.T) {
+	f := newFixture(t, nil)
+	expect(t, f.do("GET", "/api/v1/groups/", f.userTok, ""), 200, "")
+	expect(t, f.do("GET", "/api/v1/groups/x/y", f.userTok, ""), 404, "Not Found")
+}

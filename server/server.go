@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hearth/auth"
@@ -47,6 +48,8 @@ type Server struct {
 
 	revokedMu sync.RWMutex
 	revoked   map[string]int64 // signed-out JWT ids → expiry
+
+	permsCache atomic.Pointer[defaultPermsJSON]
 
 	touchMu sync.Mutex
 	touched map[string]int64 // user or key id → last recorded activity (s)

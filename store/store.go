@@ -40,7 +40,7 @@ func (a Actor) IsAdmin() bool { return a.Role == "admin" }
 
 // Store is the SQLite-backed store.
 type Store struct {
-	read  *sql.DB // pool of query_only connections
+	read  *readDB // pool of query_only connections, statements cached
 	write *sql.DB // exactly one connection; BEGIN IMMEDIATE
 	path  string
 	now   func() time.Time
@@ -67,7 +67,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	s := &Store{read: r, write: w, path: path, now: time.Now}
+	s := &Store{read: newReadDB(r), write: w, path: path, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err

@@ -2,13 +2,20 @@
 -- costs O(messages touched), never O(chat size):
 --   chats.doc        the chat object without history.messages and without the
 --                    legacy messages[] list (title, models, params, files,
---                    history.currentId and any unknown keys, as sent)
+--                    history.currentId and any unknown keys, as sent); where
+--                    the list was, "messages": null marks its place
 --   messages.body    one row per history message, the object exactly as sent
 --   chat_lists.body  the legacy messages[] array exactly as last sent; kept
 --                    out of the chats row because SQLite rewrites a whole row
 --                    on any UPDATE (updated_at bumps must stay cheap)
 -- Tables referenced by FTS rowids have an explicit INTEGER PRIMARY KEY:
 -- VACUUM (and VACUUM INTO backups) may renumber implicit rowids.
+--
+-- messages.seq is not a free counter: seq = (chats.seq << 20) | n, n = 0, 1,
+-- 2... in insertion order within the chat (store/chats.go, msgSeqBits). So a
+-- chat's messages are one contiguous rowid range (GET reads them with a range
+-- scan, already in history order), and a message_fts rowid names its chat
+-- without a lookup (rowid >> 20), which keeps search from joining messages.
 
 CREATE TABLE folders (
     id          TEXT PRIMARY KEY,
@@ -40,8 +47,12 @@ CREATE TABLE chats (
     updated_at   INTEGER NOT NULL,
     last_read_at INTEGER
 );
--- The sidebar list: own, not archived, (not) pinned, newest first.
-CREATE INDEX chats_list ON chats (user_id, archived, pinned, updated_at DESC, id);
+-- The sidebar list: own, not archived, newest first. pinned is not a key
+-- column: the default list (pinned left out) and include_pinned=true both walk
+-- it in order and stop after a page, and search walks it too (pinned chats are
+-- few, skipping them costs nothing). Pinned chats have their own small index.
+CREATE INDEX chats_list ON chats (user_id, archived, updated_at DESC, id);
+CREATE INDEX chats_pinned ON chats (user_id, updated_at DESC, id) WHERE pinned = 1;
 CREATE INDEX chats_folder ON chats (folder_id, user_id) WHERE folder_id IS NOT NULL;
 
 CREATE TABLE chat_lists (
@@ -58,6 +69,7 @@ CREATE TABLE messages (
     done      INTEGER,
     timestamp INTEGER,
     content   TEXT NOT NULL DEFAULT '', -- searchable text taken from body.content
+    leaf      INTEGER NOT NULL DEFAULT 1, -- 1 when body.childrenIds is absent, not a list or empty
     body      TEXT NOT NULL,
     UNIQUE (chat_id, id)
 );
@@ -71,7 +83,7 @@ END;
 CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
     INSERT INTO message_fts (message_fts, rowid, content) VALUES ('delete', old.seq, old.content);
 END;
-CREATE TRIGGER messages_au AFTER UPDATE OF content ON messages BEGIN
+CREATE TRIGGER messages_au AFTER UPDATE OF content ON messages WHEN old.content IS NOT new.content BEGIN
     INSERT INTO message_fts (message_fts, rowid, content) VALUES ('delete', old.seq, old.content);
     INSERT INTO message_fts (rowid, content) VALUES (new.seq, new.content);
 END;
@@ -85,7 +97,7 @@ END;
 CREATE TRIGGER chats_ad AFTER DELETE ON chats BEGIN
     INSERT INTO chat_title_fts (chat_title_fts, rowid, title) VALUES ('delete', old.seq, old.title);
 END;
-CREATE TRIGGER chats_au AFTER UPDATE OF title ON chats BEGIN
+CREATE TRIGGER chats_au AFTER UPDATE OF title ON chats WHEN old.title IS NOT new.title BEGIN
     INSERT INTO chat_title_fts (chat_title_fts, rowid, title) VALUES ('delete', old.seq, old.title);
     INSERT INTO chat_title_fts (rowid, title) VALUES (new.seq, new.title);
 END;
