@@ -121,6 +121,45 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /api/v1/folders/{id}/update/parent", access: verified, h: s.handleUpdateFolderParent},
 		{pattern: "POST /api/v1/folders/{id}/update/expanded", access: verified, h: s.handleUpdateFolderExpanded},
 		{pattern: "DELETE /api/v1/folders/{id}", access: verified, h: s.handleDeleteFolder},
+		// Models and connections (models.go, connections.go).
+		{pattern: "GET /api/models", access: verified, h: s.handleModels},
+		{pattern: "GET /api/v1/models", access: verified, h: s.handleModels},
+		{pattern: "GET /api/models/base", access: admin, h: s.handleBaseModels},
+		{pattern: "GET /api/v1/models/model", access: verified, h: s.handleGetModelRecord},
+		{pattern: "GET /api/v1/models/list", access: verified, h: s.handleListModelRecords},
+		{pattern: "POST /api/v1/models/create", access: verified, h: s.handleCreateModelRecord},
+		{pattern: "POST /api/v1/models/model/update", access: verified, h: s.handleUpdateModelRecord},
+		{pattern: "POST /api/v1/models/model/toggle", access: verified, h: s.handleToggleModelRecord},
+		{pattern: "POST /api/v1/models/model/delete", access: verified, h: s.handleDeleteModelRecord},
+		{pattern: "POST /api/v1/models/model/access/update", access: verified, h: s.handleUpdateModelAccess},
+		{pattern: "GET /api/v1/configs/models", access: admin, h: s.handleGetModelsConfig},
+		{pattern: "POST /api/v1/configs/models", access: admin, h: s.handleSetModelsConfig},
+		{pattern: "GET /ollama/config", access: admin, h: s.handleGetOllamaConfig},
+		{pattern: "GET /runtime/config", access: admin, h: s.handleGetOllamaConfig},
+		{pattern: "POST /ollama/config/update", access: admin, h: s.handleSetOllamaConfig},
+		{pattern: "POST /runtime/config/update", access: admin, h: s.handleSetOllamaConfig},
+		{pattern: "POST /ollama/verify", access: admin, h: s.handleVerifyOllama},
+		{pattern: "POST /runtime/verify", access: admin, h: s.handleVerifyOllama},
+		{pattern: "GET /openai/config", access: admin, h: s.handleGetOpenAIConfig},
+		{pattern: "POST /openai/config/update", access: admin, h: s.handleSetOpenAIConfig},
+		{pattern: "POST /openai/verify", access: admin, h: s.handleVerifyOpenAI},
+
+		// Completions and tasks (completions.go, tasks.go).
+		{pattern: "POST /api/chat/completions", access: verified, h: s.handleChatCompletions, body: chatBodyLimit},
+		{pattern: "POST /api/v1/chat/completions", access: verified, h: s.handleChatCompletions, body: chatBodyLimit},
+		{pattern: "POST /api/chat/completed", access: verified, h: s.handleChatCompleted, body: chatBodyLimit},
+		{pattern: "GET /api/tasks", access: admin, h: s.handleListTasks},
+		{pattern: "GET /api/tasks/chat/{chat_id}", access: verified, h: s.handleChatTasks},
+		{pattern: "POST /api/tasks/chat/{chat_id}/stop", access: verified, h: s.handleStopChatTasks},
+		{pattern: "POST /api/tasks/stop/{task_id}", access: admin, h: s.handleStopTask},
+		{pattern: "GET /api/v1/tasks/config", access: admin, h: s.handleGetTaskConfig},
+		{pattern: "POST /api/v1/tasks/config/update", access: admin, h: s.handleSetTaskConfig},
+
+		// Live connection and events (ws.go, events.go). The websocket does
+		// its own authentication in the handshake (a browser cannot set
+		// headers on it).
+		{pattern: "GET /ws", access: public, h: s.handleWS, body: -1},
+		{pattern: "POST /api/v1/chats/{id}/messages/{message_id}/event", access: verified, h: s.handleChatEvent},
 	}
 }
 

@@ -24,6 +24,10 @@ type Deps struct {
 	Version   string
 	// UI is the built web client (index.html at its root); nil serves none.
 	UI fs.FS
+	// HTTPClient calls model upstreams (Ollama, OpenAI-compatible); nil
+	// uses a client without an overall timeout (streams may run for
+	// minutes; per-call deadlines come from contexts).
+	HTTPClient *http.Client
 }
 
 // Server holds the live state of the HTTP surface. There is no global state:
@@ -51,6 +55,10 @@ type Server struct {
 
 	permsCache atomic.Pointer[defaultPermsJSON]
 
+	modelsState   // models.go: connections, model list cache, resolver
+	realtimeState // ws.go: live connections and event fan-out
+	pipelineState // completions.go: completion pipeline and task registry
+
 	touchMu sync.Mutex
 	touched map[string]int64 // user or key id → last recorded activity (s)
 }
@@ -72,6 +80,15 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.revoked = rev
+	if err := s.initModels(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.initRealtime(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.initPipeline(ctx, d); err != nil {
+		return nil, err
+	}
 	s.routes = s.routeTable()
 	s.handler = s.buildMux()
 	return s, nil

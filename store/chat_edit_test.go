@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestEditMessage(t *testing.T) {
+	s, owner, _, _ := chatTestStore(t)
+	ctx := context.Background()
+	id := mustCreate(t, s, owner, `{"title":"t","history":{"currentId":"u1","messages":{
+		"u1":{"id":"u1","role":"user","content":"hi","childrenIds":["a1"],"x":1},
+		"a1":{"id":"a1","parentId":"u1","role":"assistant","content":"","childrenIds":[],"done":false,"statusHistory":[{"d":1}],"embeds":["old"]}}}}`)
+	err := s.EditMessage(ctx, owner, id, "a1", MessageEdit{
+		Set:           map[string]json.RawMessage{"done": json.RawMessage(`true`), "usage": json.RawMessage(`{"total_tokens":3}`)},
+		SetOrder:      []string{"done", "usage"},
+		AppendContent: "Hello",
+		Append:        map[string]json.RawMessage{"statusHistory": json.RawMessage(`[{"d":2}]`), "sources": json.RawMessage(`[{"s":1}]`)},
+		Prepend:       map[string]json.RawMessage{"embeds": json.RawMessage(`["new"]`)},
+		MoveCurrent:   true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(mustGet(t, s, owner, id).Chat)
+	want := `"a1":{"id":"a1","parentId":"u1","role":"assistant","content":"Hello","childrenIds":[],"done":true,"statusHistory":[{"d":1},{"d":2}],"embeds":["new","old"],"usage":{"total_tokens":3},"sources":[{"s":1}]}`
+	if !strings.Contains(got, want) || !strings.Contains(got, `"currentId":"a1"`) {
+		t.Fatalf("chat after edit:\n%s\nwant to contain\n%s", got, want)
+	}
+	// Another user cannot edit; a missing message is ErrNotFound.
+	if err := s.EditMessage(ctx, Actor{UserID: "someone", Role: "user"}, id, "a1", MessageEdit{AppendContent: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("other user: %v", err)
+	}
+	if err := s.EditMessage(ctx, owner, id, "nope", MessageEdit{AppendContent: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing message: %v", err)
+	}
+}
