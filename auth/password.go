@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"sync"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -10,11 +11,13 @@ import (
 // refused instead of silently truncated (Open WebUI's PASSWORD_TOO_LONG).
 var ErrPasswordTooLong = errors.New("password longer than 72 bytes")
 
-// Passwords hashes and checks passwords. The zero value uses bcrypt's default
-// cost; tests lower it.
+// Passwords hashes and checks passwords.
 type Passwords struct {
-	Cost  int
-	dummy []byte
+	Cost int
+	// dummy is a hash compared against when there is no account, made on
+	// first use: hashing at start-up cost ~60 ms of every start.
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // NewPasswords prepares a hasher with the given bcrypt cost (0 = default).
@@ -22,8 +25,7 @@ func NewPasswords(cost int) *Passwords {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	d, _ := bcrypt.GenerateFromPassword([]byte("hearth-timing-equaliser"), cost)
-	return &Passwords{Cost: cost, dummy: d}
+	return &Passwords{Cost: cost}
 }
 
 // Hash returns the bcrypt hash of a new password.
@@ -42,6 +44,9 @@ func (p *Passwords) Check(hash, pw string) bool {
 		pw = pw[:72] // bcrypt compares the first 72 bytes; keep the cost uniform
 	}
 	if hash == "" {
+		p.dummyOnce.Do(func() {
+			p.dummy, _ = bcrypt.GenerateFromPassword([]byte("hearth-timing-equaliser"), p.Cost)
+		})
 		bcrypt.CompareHashAndPassword(p.dummy, []byte(pw))
 		return false
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 // ErrModelNotFound is the one answer for a model that does not exist and a
-// model the caller may not use (COMPAT.md §1.4: same text for both).
-var ErrModelNotFound = errors.New("Model not found")
+// model the caller may not use; the server answers it as 400 "Model not
+// found" (COMPAT.md §1.4: same text for both).
+var ErrModelNotFound = errors.New("model not found")
 
 // Connection kinds.
 const (

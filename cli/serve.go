@@ -167,7 +167,11 @@ func (a *app) start(ctx context.Context, dir string, dirFromFlag bool, log *slog
 }
 
 func (a *app) build(ctx context.Context, st *store.Store, secret []byte, over map[string]string, log *slog.Logger) (*instance, error) {
-	settings, warns, err := config.Load(ctx, a.configEnv(over), st)
+	sealed, err := newSealedConfig(st, secret)
+	if err != nil {
+		return nil, err
+	}
+	settings, warns, err := config.Load(ctx, a.configEnv(over), sealed)
 	if err != nil {
 		return nil, err
 	}

@@ -205,17 +205,6 @@ func streamServer(t testing.TB, contentType string, body []byte, mode writeMode)
 	return s
 }
 
-// fetch GETs url and returns the (unread) response body.
-func fetch(t testing.TB, url string) io.ReadCloser {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp.Body
-}
-
 // golden compares got with testdata/golden/<name>.txt (rewritten under -update).
 func golden(t testing.TB, name string, got []byte) {
 	t.Helper()

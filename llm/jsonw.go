@@ -110,11 +110,3 @@ func appendPyFloat(dst []byte, f float64) []byte {
 	}
 	return append(dst, '.', '0')
 }
-
-// appendRawOrNull appends raw JSON, or null when raw is empty.
-func appendRawOrNull(dst, raw []byte) []byte {
-	if len(raw) == 0 {
-		return append(dst, "null"...)
-	}
-	return append(dst, raw...)
-}

@@ -148,7 +148,7 @@ func TestIDs(t *testing.T) {
 			t.Errorf("id %s", c.id)
 		}
 	}
-	if NewMessageID() == NewMessageID() {
+	if a, b := NewMessageID(), NewMessageID(); a == b {
 		t.Error("ids repeat")
 	}
 }

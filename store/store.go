@@ -95,9 +95,12 @@ func LatestMigration() int {
 	return ms[len(ms)-1].version
 }
 
-// Close closes both pools.
+// Close checkpoints the WAL into the database file and closes both pools,
+// so a stopped server leaves one self-contained file behind.
 func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
+	errRead := s.read.Close()
+	_, errCk := s.write.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	return errors.Join(errRead, errCk, s.write.Close())
 }
 
 // Path is the database file.

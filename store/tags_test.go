@@ -28,14 +28,6 @@ func ftCount(t *testing.T, s *Store, query string, args ...any) int {
 	return n
 }
 
-func tagIDs(ts []Tag) []string {
-	out := []string{}
-	for _, t := range ts {
-		out = append(out, t.ID)
-	}
-	return out
-}
-
 func TestNormalizeTagID(t *testing.T) {
 	for in, want := range map[string]string{
 		"My Tag":      "my_tag",
