@@ -82,14 +82,18 @@ func (s *Server) setTokenCookie(w http.ResponseWriter, tok string, exp int64) {
 	http.SetCookie(w, ck)
 }
 
-// userPerms computes the effective permissions of a user who has no request
-// identity yet (right after sign-in).
-func (s *Server) userPerms(ctx context.Context, u store.User) (config.Permissions, error) {
+// answerSession signs u in: a new token, the cookie, and the session answer
+// with the user's effective permissions (sign-in, sign-up, trusted header).
+func (s *Server) answerSession(ctx context.Context, w http.ResponseWriter, u store.User) error {
 	_, gp, err := s.store.UserGroups(ctx, u.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return effectivePermissions(s.cfg().UserPermissions, gp), nil
+	resp, err := s.issueSession(w, u, effectivePermissions(s.cfg().UserPermissions, gp))
+	if err != nil {
+		return err
+	}
+	return ok(w, resp)
 }
 
 type signinForm struct {
@@ -126,15 +130,7 @@ func (s *Server) handleSignin(w http.ResponseWriter, r *http.Request) error {
 		s.signinByIP.Allow(ip)
 		return errorf(http.StatusBadRequest, msgInvalidCred)
 	}
-	perms, err := s.userPerms(r.Context(), u)
-	if err != nil {
-		return err
-	}
-	resp, err := s.issueSession(w, u, perms)
-	if err != nil {
-		return err
-	}
-	return ok(w, resp)
+	return s.answerSession(r.Context(), w, u)
 }
 
 // trustedSignin signs in the user named by the trusted e-mail header,
@@ -194,15 +190,7 @@ func (s *Server) trustedSignin(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	perms, err := s.userPerms(ctx, u)
-	if err != nil {
-		return err
-	}
-	resp, err := s.issueSession(w, u, perms)
-	if err != nil {
-		return err
-	}
-	return ok(w, resp)
+	return s.answerSession(ctx, w, u)
 }
 
 type signupForm struct {
@@ -325,15 +313,7 @@ func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	perms, err := s.userPerms(ctx, u)
-	if err != nil {
-		return err
-	}
-	resp, err := s.issueSession(w, u, perms)
-	if err != nil {
-		return err
-	}
-	return ok(w, resp)
+	return s.answerSession(ctx, w, u)
 }
 
 // handleAddUser is POST /api/v1/auths/add (admin): creates an account with a
