@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"hearth/llm"
@@ -33,6 +34,15 @@ type Connection struct {
 	ModelIDs       []string // allow-list; empty = all
 	ConnectionType string   // "local" or "external"
 	Headers        map[string]string
+	// Provider ("azure", "llama.cpp", ...), AuthType ("bearer" when empty,
+	// "none", "session", ...) and APIType ("responses" = the Responses API
+	// upstream) come from the per-connection config; Config is that config
+	// whole, for the fields not copied out (azure, api_version,
+	// extra_params, ...). Never modify it.
+	Provider string
+	AuthType string
+	APIType  string
+	Config   map[string]any
 }
 
 // Target is a resolved completion destination.
@@ -48,6 +58,9 @@ type Target struct {
 	// Name is the display name; OwnedBy is "ollama" or "openai".
 	Name    string
 	OwnedBy string
+	// Meta is the named record's meta (capabilities, knowledge, toolIds,
+	// filterIds, ...; nil for a provider model without a record).
+	Meta json.RawMessage
 }
 
 // Resolver resolves a model id for an actor: records map to their base

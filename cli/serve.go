@@ -109,6 +109,11 @@ func (a *app) serve(c *ucli.Context) error {
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// Generations stop with the signal and store what they have; wait for
+	// those final writes before the store closes.
+	if err := inst.handler.WaitTasks(sctx); err != nil {
+		log.Warn("shutdown: running generations did not finish storing", "err", err)
+	}
 	log.Info("stopped")
 	return nil
 }
@@ -118,7 +123,7 @@ func (a *app) serve(c *ucli.Context) error {
 type instance struct {
 	store    *store.Store
 	settings *config.Settings
-	handler  http.Handler
+	handler  *server.Server
 }
 
 // start does everything serve does before it listens: create DATA_DIR, get
