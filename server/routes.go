@@ -5,7 +5,7 @@ package server
 // matrix test can prove every row. Most specific ServeMux patterns win, so
 // "/api/v1/users/all" and "/api/v1/users/{user_id}" coexist.
 func (s *Server) routeTable() []route {
-	return []route{
+	rows := []route{
 		// Health and discovery (discovery.go).
 		{pattern: "GET /health", access: public, h: s.handleHealth},
 		{pattern: "GET /health/db", access: public, h: s.handleHealthDB},
@@ -160,7 +160,52 @@ func (s *Server) routeTable() []route {
 		// headers on it).
 		{pattern: "GET /ws", access: public, h: s.handleWS, body: -1},
 		{pattern: "POST /api/v1/chats/{id}/messages/{message_id}/event", access: verified, h: s.handleChatEvent},
+		// Messages format and embeddings (messages_api.go, embeddings.go).
+		{pattern: "POST /api/message", access: verified, h: s.handleMessages, body: chatBodyLimit},
+		{pattern: "POST /api/v1/messages", access: verified, h: s.handleMessages, body: chatBodyLimit},
+		{pattern: "POST /api/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
+		{pattern: "POST /api/v1/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
 	}
+	// The runtime proxy (runtime.go) is served at /ollama and /runtime alike.
+	for _, prefix := range []string{"/ollama", "/runtime"} {
+		rows = append(rows, s.runtimeRoutes(prefix)...)
+	}
+	return rows
+}
+
+// runtimeRoutes are the Ollama pass-through routes of COMPAT.md §6.3 under
+// one prefix; most take an optional /{url_idx} that names a backend.
+func (s *Server) runtimeRoutes(p string) []route {
+	rows := []route{
+		{pattern: "GET " + p + "/", access: public, h: s.handleRuntimeRoot},
+		{pattern: "GET " + p + "/api/ps", access: admin, h: s.handleRuntimePS},
+		{pattern: "POST " + p + "/api/show", access: verified, h: s.handleRuntimeShow},
+		{pattern: "POST " + p + "/api/unload", access: admin, h: s.handleRuntimeUnload},
+	}
+	withIdx := []route{
+		{pattern: "GET " + p + "/api/version", access: public, h: s.handleRuntimeVersion},
+		{pattern: "GET " + p + "/api/tags", access: verified, h: s.handleRuntimeTags},
+		{pattern: "POST " + p + "/api/generate", access: verified, h: s.handleRuntimeGenerate, body: chatBodyLimit},
+		{pattern: "POST " + p + "/api/chat", access: verified, h: s.handleRuntimeChat, body: chatBodyLimit},
+		{pattern: "POST " + p + "/api/embed", access: verified, h: s.handleRuntimeEmbed, body: chatBodyLimit},
+		{pattern: "POST " + p + "/api/embeddings", access: verified, h: s.handleRuntimeEmbeddings, body: chatBodyLimit},
+		{pattern: "POST " + p + "/v1/chat/completions", access: verified, h: s.handleRuntimeV1, body: chatBodyLimit},
+		{pattern: "POST " + p + "/v1/completions", access: verified, h: s.handleRuntimeV1, body: chatBodyLimit},
+		{pattern: "POST " + p + "/v1/messages", access: verified, h: s.handleRuntimeV1, body: chatBodyLimit},
+		{pattern: "POST " + p + "/v1/responses", access: verified, h: s.handleRuntimeResponses, body: chatBodyLimit},
+		{pattern: "GET " + p + "/v1/models", access: verified, h: s.handleRuntimeV1Models},
+		{pattern: "POST " + p + "/api/pull", access: admin, h: s.handleRuntimeManage, body: -1},
+		{pattern: "POST " + p + "/api/push", access: admin, h: s.handleRuntimeManage},
+		{pattern: "POST " + p + "/api/create", access: admin, h: s.handleRuntimeManage, body: -1},
+		{pattern: "POST " + p + "/api/copy", access: admin, h: s.handleRuntimeManage},
+		{pattern: "DELETE " + p + "/api/delete", access: admin, h: s.handleRuntimeManage},
+	}
+	for _, rt := range withIdx {
+		rows = append(rows, rt)
+		rt.pattern += "/{url_idx}"
+		rows = append(rows, rt)
+	}
+	return rows
 }
 
 // Body limits of the chat routes: a chat update carries whole messages (a
