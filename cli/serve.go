@@ -19,6 +19,7 @@ import (
 	"hearth/config"
 	"hearth/server"
 	"hearth/store"
+	"hearth/ui"
 )
 
 func (a *app) serveCommand() *ucli.Command {
@@ -202,7 +203,7 @@ func (a *app) build(ctx context.Context, st *store.Store, secret []byte, over ma
 	}
 	srv, err := server.New(ctx, server.Deps{
 		Store: st, Settings: settings, Tokens: tokens, Passwords: passwords,
-		Log: log, Version: a.version,
+		Log: log, Version: a.version, UI: ui.FS(),
 	})
 	if err != nil {
 		return nil, err

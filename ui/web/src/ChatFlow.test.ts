@@ -1,0 +1,97 @@
+// @vitest-environment happy-dom
+import { afterEach, expect, it, vi } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import App from './App.svelte';
+
+class FakeWS {
+  static last: FakeWS;
+  static OPEN = 1;
+  readyState = 1;
+  sent: any[] = [];
+  onopen: (() => void) | null = null;
+  onmessage: ((m: { data: string }) => void) | null = null;
+  onclose: ((e: { code: number }) => void) | null = null;
+  constructor(public url: string) {
+    FakeWS.last = this;
+    setTimeout(() => {
+      this.onopen?.();
+      this.push({ type: 'ready', user_id: 'u' });
+    });
+  }
+  send(s: string) { this.sent.push(JSON.parse(s)); }
+  close() {}
+  push(f: unknown) { this.onmessage?.({ data: JSON.stringify(f) }); }
+}
+
+const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+
+afterEach(() => vi.unstubAllGlobals());
+
+it('sends a turn through the SPEC §4 flow and renders streamed content', async () => {
+  const calls: { method: string; url: string; body: any }[] = [];
+  vi.stubGlobal('WebSocket', FakeWS);
+  vi.stubGlobal('fetch', vi.fn(async (url: string, init: RequestInit) => {
+    const body = init?.body ? JSON.parse(init.body as string) : undefined;
+    calls.push({ method: init?.method ?? 'GET', url, body });
+    if (url === '/api/config') return json(200, { name: 'Hearth', features: {}, default_models: '' });
+    if (url === '/api/v1/auths/') return json(200, { id: 'u', name: 'Ann', email: 'a@b.co', role: 'user' });
+    if (url.startsWith('/api/v1/chats/?page=')) return json(200, []);
+    if (url === '/api/models') return json(200, { data: [{ id: 'm1', name: 'Model One' }] });
+    if (url === '/api/v1/chats/new') return json(200, { id: 'c1', title: 'New Chat', chat: body.chat });
+    if (url === '/api/chat/completions') return json(200, { status: true, task_ids: ['t'], chat_id: 'c1' });
+    return json(404, { detail: 'Not Found' });
+  }));
+
+  const app = mount(App, { target: document.body });
+  await tick();
+  flushSync();
+  expect(document.querySelector('select')?.value).toBe('m1');
+
+  const ta = document.querySelector('textarea')!;
+  ta.value = 'Hello?';
+  ta.dispatchEvent(new Event('input', { bubbles: true }));
+  ta.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+  await tick();
+  flushSync();
+
+  const created = calls.find((c) => c.url === '/api/v1/chats/new')!.body.chat;
+  const h = created.history;
+  const asst = h.messages[h.currentId];
+  const user = h.messages[asst.parentId];
+  expect(asst).toMatchObject({ role: 'assistant', content: '', childrenIds: [] });
+  expect(user).toMatchObject({ role: 'user', content: 'Hello?', parentId: null, childrenIds: [asst.id] });
+  expect(created.messages.map((m: any) => m.id)).toEqual([user.id, asst.id]);
+
+  const comp = calls.find((c) => c.url === '/api/chat/completions')!.body;
+  expect(comp).toMatchObject({ model: 'm1', chat_id: 'c1', id: asst.id, stream: true,
+    messages: [{ role: 'user', content: 'Hello?' }], background_tasks: { title_generation: true } });
+  expect(typeof comp.session_id).toBe('string');
+
+  const ev = (seq: number, data: unknown) => FakeWS.last.push({ type: 'events', seq, chat_id: 'c1', message_id: asst.id, data });
+  ev(1, { type: 'chat:active', data: { active: true } });
+  ev(2, { type: 'chat:completion', data: { content: 'Hi' } });
+  ev(3, { type: 'chat:completion', data: { content: 'Hi there' } });
+  flushSync();
+  expect(document.querySelector('.msg.assistant .text')?.textContent).toBe('Hi there');
+  ev(4, { type: 'chat:completion', data: { content: 'Hi there!', done: true } });
+  ev(5, { type: 'chat:title', data: 'Greeting' });
+  await tick();
+  flushSync();
+  expect(document.querySelector('.msg.assistant .text')?.textContent).toBe('Hi there!');
+  expect(document.querySelector('.chat-link')?.textContent?.trim()).toBe('Greeting');
+  expect(document.querySelector('.title')?.textContent).toBe('Greeting');
+
+  // A follow-up updates the chat with only the new messages and the changed parent.
+  ta.value = 'More';
+  ta.dispatchEvent(new Event('input', { bubbles: true }));
+  ta.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+  await tick();
+  const upd = calls.filter((c) => c.url === '/api/v1/chats/c1' && c.method === 'POST').pop()!.body.chat;
+  const ids = Object.keys(upd.history.messages);
+  expect(ids).toHaveLength(3);
+  expect(upd.history.messages[asst.id].childrenIds).toHaveLength(1);
+  expect(upd.messages).toHaveLength(4);
+  unmount(app);
+});

@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+
+// Built files go to ../dist (ui/dist), embedded into the Go binary by
+// ui/embed.go. Hashed assets live under dist/assets (served immutable).
+export default defineConfig({
+  plugins: [svelte()],
+  build: {
+    outDir: '../dist',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    target: 'es2022',
+    reportCompressedSize: true,
+  },
+  server: {
+    proxy: {
+      '/api': 'http://127.0.0.1:8080',
+      '/ws': { target: 'ws://127.0.0.1:8080', ws: true },
+    },
+  },
+  // Tests mount components in happy-dom: use Svelte's browser build.
+  resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
+  test: {
+    include: ['src/**/*.test.ts'],
+    environment: 'node',
+  },
+});
