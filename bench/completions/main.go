@@ -311,6 +311,8 @@ func runLoad(chunks int, mode string) error {
 				if err == nil && out == `{"task_ids":[]}` {
 					break
 				}
+				// The poll interval of a client waiting for its answer
+				// (the load being measured), not a synchronisation.
 				time.Sleep(5 * time.Millisecond)
 			}
 			d := time.Since(t0)
