@@ -80,3 +80,19 @@ export interface Model {
   name?: string;
   owned_by?: string;
 }
+
+export interface SearchRow {
+  id: string;
+  title: string;
+  updated_at: number;
+  snippet?: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  hint?: string;
+  created_at?: number;
+  last_used_at?: number | null;
+  key?: string;
+}
