@@ -319,20 +319,22 @@ func (h *Hub) admit(c *conn, userID, token string) {
 		c.timer.Stop()
 	}
 	c.mu.Unlock()
-	c.send(readyFrame(userID))
-	if prev != "" {
-		return
-	}
+	// Register and queue ready under the hub lock: fanOut holds it too, so
+	// every event emitted after the client sees ready reaches it, and none
+	// is queued ahead of ready.
 	h.mu.Lock()
-	if _, open := h.conns[c]; open && !c.dead.Load() {
-		set := h.users[userID]
-		if set == nil {
-			set = map[*conn]struct{}{}
-			h.users[userID] = set
+	defer h.mu.Unlock()
+	if prev == "" {
+		if _, open := h.conns[c]; open && !c.dead.Load() {
+			set := h.users[userID]
+			if set == nil {
+				set = map[*conn]struct{}{}
+				h.users[userID] = set
+			}
+			set[c] = struct{}{}
 		}
-		set[c] = struct{}{}
 	}
-	h.mu.Unlock()
+	c.send(readyFrame(userID))
 }
 
 func (c *conn) uid() string {
