@@ -64,7 +64,7 @@ export interface AppConfig {
   version?: string;
   onboarding?: boolean;
   features: Record<string, any>;
-  ui?: Record<string, string>;
+  ui?: Record<string, any>;
   default_models?: string;
 }
 
