@@ -12,10 +12,11 @@ export default defineConfig({
     target: 'es2022',
     reportCompressedSize: true,
   },
+  // `npm run dev` proxies the API to a running Hearth (HEARTH_URL, default :8080).
   server: {
     proxy: {
-      '/api': 'http://127.0.0.1:8080',
-      '/ws': { target: 'ws://127.0.0.1:8080', ws: true },
+      '/api': process.env.HEARTH_URL ?? 'http://127.0.0.1:8080',
+      '/ws': { target: (process.env.HEARTH_URL ?? 'http://127.0.0.1:8080').replace(/^http/, 'ws'), ws: true },
     },
   },
   // Tests mount components in happy-dom: use Svelte's browser build.
