@@ -75,6 +75,10 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
   ev(3, { type: 'chat:completion', data: { content: 'Hi there' } });
   flushSync();
   expect(document.querySelector('.msg.assistant .text')?.textContent).toBe('Hi there');
+  // Esc while the answer runs stops it.
+  window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+  await tick();
+  expect(calls.some((c) => c.method === 'POST' && c.url === '/api/tasks/chat/c1/stop')).toBe(true);
   ev(4, { type: 'chat:completion', data: { content: 'Hi there!', done: true } });
   ev(5, { type: 'chat:title', data: 'Greeting' });
   await tick();
@@ -94,4 +98,39 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
   expect(upd.history.messages[asst.id].childrenIds).toHaveLength(1);
   expect(upd.messages).toHaveLength(4);
   unmount(app);
+});
+
+it('pages a long thread: only the last 40 messages are rendered until the user scrolls up', async () => {
+  vi.stubGlobal('WebSocket', FakeWS);
+  vi.stubGlobal('IntersectionObserver', class { observe() {} disconnect() {} });
+  const messages: Record<string, any> = {};
+  for (let i = 0; i < 100; i++) {
+    messages['m' + i] = { id: 'm' + i, parentId: i ? 'm' + (i - 1) : null, childrenIds: i < 99 ? ['m' + (i + 1)] : [],
+      role: i % 2 ? 'assistant' : 'user', content: 'text ' + i, timestamp: i, done: true };
+  }
+  history.replaceState(null, '', '/c/long');
+  vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+    if (url === '/api/config') return json(200, { name: 'Hearth', features: {}, default_models: '' });
+    if (url === '/api/v1/auths/') return json(200, { id: 'u', name: 'Ann', email: 'a@b.co', role: 'user' });
+    if (url.startsWith('/api/v1/chats/?page=')) return json(200, []);
+    if (url === '/api/models') return json(200, { data: [{ id: 'm1' }] });
+    if (url === '/api/v1/chats/long') return json(200, { id: 'long', title: 'Long', chat: { models: ['m1'], history: { currentId: 'm99', messages } } });
+    return json(404, { detail: 'Not Found' });
+  }));
+  const app = mount(App, { target: document.body });
+  await tick(40);
+  flushSync();
+  const texts = () => [...document.querySelectorAll('.msg .text')].map((e) => e.textContent);
+  expect(texts()).toHaveLength(40);
+  expect(texts()[39]).toBe('text 99');
+  expect(texts()[0]).toBe('text 60');
+  const earlier = [...document.querySelectorAll('button')].find((b) => b.textContent?.startsWith('Show earlier'))!;
+  expect(earlier.textContent).toContain('(60)');
+  earlier.click();
+  await tick();
+  flushSync();
+  expect(texts()).toHaveLength(80);
+  expect(texts()[0]).toBe('text 20');
+  unmount(app);
+  history.replaceState(null, '', '/');
 });
