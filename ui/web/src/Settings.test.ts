@@ -212,6 +212,31 @@ describe('settings dialog', () => {
     expect(form.querySelector('b')).toBeNull();
   });
 
+  it('removing the picture sends profile_image_url "" with the name; untouched, none is sent', async () => {
+    const calls = stubFetch((method, url, body) => {
+      if (url === '/api/v1/auths/api_keys') return json(200, []);
+      if (method === 'POST' && url === '/api/v1/auths/update/profile') return json(200, { ...user, ...body });
+      return undefined;
+    });
+    let got: any = null;
+    app = mount(Settings, { target: document.body, props: { config, user, onclose: () => {}, onuser: (u: any) => (got = u) } });
+    flushSync();
+    const form = (document.querySelector('input[name=profile-name]') as HTMLInputElement).form!;
+    form.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    await tick();
+    expect(calls.filter((c) => c.url === '/api/v1/auths/update/profile').pop()!.body).toEqual({ name: 'Ann' });
+    const remove = [...form.querySelectorAll('button')].find((b) => b.textContent === 'Remove')!;
+    remove.click();
+    flushSync();
+    expect((form.querySelector('.pic img') as HTMLImageElement).getAttribute('src')).toBe('/favicon.svg');
+    form.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    await tick();
+    flushSync();
+    expect(calls.filter((c) => c.url === '/api/v1/auths/update/profile').pop()!.body).toEqual({ name: 'Ann', profile_image_url: '' });
+    expect(got.profile_image_url).toBe('');
+    expect((form.querySelector('.pic img') as HTMLImageElement).getAttribute('src')).toMatch(/^\/api\/v1\/users\/u\/profile\/image\?v=2$/);
+  });
+
   it('theme choice persists and sets data-theme', async () => {
     stubFetch((_m, url) => (url === '/api/v1/auths/api_keys' ? json(200, []) : undefined));
     vi.stubGlobal('matchMedia', (q: string) => ({ matches: q.includes('dark'), media: q, addEventListener() {}, removeEventListener() {} }));
