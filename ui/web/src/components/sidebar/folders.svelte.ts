@@ -104,9 +104,11 @@ export class FolderTree {
   async setExpanded(id: string, open: boolean) {
     if (!this.flip(id, open)) return;
     if (open) {
-      // Opening can reveal open sub-folders whose chats were never loaded.
-      const pending = this.list.filter((x) => this.shown(x) && !this.chats[x.id]);
-      await Promise.all(pending.map((x) => this.loadChats(x.id).catch(() => {})));
+      // Opening shows the folder and its open sub-folders: (re)load their
+      // chats, which may have changed while they were hidden.
+      const under = this.subtree(id);
+      const now = this.list.filter((x) => under.has(x.id) && this.shown(x));
+      await Promise.all(now.map((x) => this.loadChats(x.id).catch(() => {})));
     }
   }
 
@@ -162,12 +164,5 @@ export class FolderTree {
       for (let f = this.find(folderId); f; f = f.parent_id ? this.find(f.parent_id) : undefined) this.flip(f.id, true);
     }
     await this.reloadOpen();
-  }
-
-  /** Shows a rename done elsewhere without a reload. */
-  retitle(chatId: string, title: string) {
-    for (const page of Object.values(this.chats)) {
-      for (const r of page.rows) if (r.id === chatId) r.title = title;
-    }
   }
 }
