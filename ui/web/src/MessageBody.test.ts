@@ -87,6 +87,7 @@ describe('MessageBody', () => {
     expect(r.querySelector('summary')?.textContent).toBe('Thought for 3 seconds');
     expect(r.querySelector('.body')?.textContent).toBe('step <b>one</b>step two');
     expect(r.querySelector('b')).toBeNull();
+    expect(r.querySelector('blockquote')).toBeNull(); // the "> " quoting is stripped
     expect(tool.querySelector('summary')?.textContent).toContain('get_weather');
     expect([...tool.querySelectorAll('pre')].map((p) => p.textContent)).toEqual(['{\n  "city": "Paris"\n}', 'Sunny']);
     expect(el.querySelector('.text')?.textContent).toBe('It is sunny.');
