@@ -362,6 +362,7 @@ describe('admin general settings', () => {
     { name: 'FOLDER_MAX_FILE_COUNT', key: 'folders.max', value: '', source: 'default', persistent: true, stored: true, secret: false, restart_needed: false, section: 'general', type: 'optional_int', description: '' },
     { name: 'DEFAULT_MODEL_PARAMS', key: 'models.default_params', value: { temperature: 1 }, source: 'default', persistent: true, stored: true, secret: false, restart_needed: false, section: 'general', type: 'json', description: '' },
     { name: 'OAUTH_CLIENT_SECRET', key: 'oauth.secret', value: null, is_set: true, source: 'default', persistent: true, stored: true, secret: true, restart_needed: false, section: 'oauth', type: 'string', description: '' },
+    { name: 'USER_PERMISSIONS', key: 'user.permissions', value: { chat: { edit: true, share: false } }, source: 'default', persistent: true, stored: true, secret: false, restart_needed: false, section: 'permissions', type: 'permissions', description: '' },
     { name: 'PORT', key: '', value: 8080, source: 'env', persistent: false, stored: false, secret: false, restart_needed: false, section: 'server', type: 'int', description: '' },
     { name: 'OPENAI_API_CONFIGS', key: 'openai.api_configs', value: {}, source: 'default', persistent: true, stored: true, secret: false, restart_needed: false, section: 'connections', type: 'json', description: '' },
   ];
@@ -393,6 +394,7 @@ describe('admin general settings', () => {
     expect(document.body.textContent).toContain('Not valid JSON.');
     expect(save().disabled).toBe(true);
     type(params, '{"temperature": 0.5}');
+    expect($<HTMLInputElement>('input[name="perm-chat.edit"]').checked).toBe(true);
     expect(save().textContent?.trim()).toBe('Save 4 changes');
 
     save().click();
@@ -405,10 +407,13 @@ describe('admin general settings', () => {
 
     fail = false;
     type($('input[name=OAUTH_CLIENT_SECRET]'), 'shh');
+    $<HTMLInputElement>('input[name="perm-chat.share"]').click();
+    flushSync();
     save().click();
     await settle();
     expect(calls.filter((c) => c.method === 'POST').at(-1)!.body).toEqual({
       ENABLE_SIGNUP: false, DEFAULT_USER_ROLE: 'user', FOLDER_MAX_FILE_COUNT: 12, DEFAULT_MODEL_PARAMS: { temperature: 0.5 }, OAUTH_CLIENT_SECRET: 'shh',
+      USER_PERMISSIONS: { chat: { edit: true, share: true } },
     });
     expect($('[role=status]').textContent).toContain('Saved ENABLE_SIGNUP');
     expect(onconfig).toHaveBeenCalledTimes(1);

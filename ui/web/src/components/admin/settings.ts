@@ -13,7 +13,8 @@ export function toDraft(s: Setting): Draft {
     case 'bool':
       return s.value === true;
     case 'permissions':
-      return structuredClone((s.value ?? {}) as PermTree);
+      // A deep copy by JSON: the row may be a $state proxy, which structuredClone refuses.
+      return JSON.parse(JSON.stringify(s.value ?? {})) as PermTree;
     case 'json':
       return JSON.stringify(s.value ?? {}, null, 2);
     case 'list':
