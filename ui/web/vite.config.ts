@@ -16,6 +16,9 @@ export default defineConfig({
   server: {
     proxy: {
       '/api': process.env.HEARTH_URL ?? 'http://127.0.0.1:8080',
+      // The admin panel's connection settings live outside /api (COMPAT §6.1).
+      '/openai': process.env.HEARTH_URL ?? 'http://127.0.0.1:8080',
+      '/ollama': process.env.HEARTH_URL ?? 'http://127.0.0.1:8080',
       '/ws': { target: (process.env.HEARTH_URL ?? 'http://127.0.0.1:8080').replace(/^http/, 'ws'), ws: true },
     },
   },
