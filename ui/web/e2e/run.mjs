@@ -252,8 +252,8 @@ async function signUp({ page }) {
   await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
   const confirm = page.getByLabel('Confirm password', { exact: true });
   if (await confirm.count()) await confirm.fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Create admin account' }).click();
-  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  await page.getByRole('button', { name: 'Create admin account', exact: true }).click();
+  await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   // The session (the HttpOnly cookie sign-up set) is the first user's: an admin.
   const me = await page.evaluate(() => fetch('/api/v1/auths/').then((r) => r.json()));
   check(me.role === 'admin', `the first account is ${me.role}, not admin`);
@@ -300,18 +300,18 @@ const lastArticle = (page) => page.getByRole('article').last();
 async function answerDone(page, n) {
   const last = lastArticle(page);
   await last.getByText(answer(n), { exact: false }).waitFor();
-  await last.getByRole('button', { name: 'Regenerate' }).waitFor();
+  await last.getByRole('button', { name: 'Regenerate', exact: true }).waitFor();
 }
 
 /** The lengths the last answer went through since `from` (the probe's record). */
 const lengths = (page) => page.evaluate(() => window.__e2e.lengths.slice());
 
 async function chatStreams({ page }) {
-  await page.getByRole('combobox', { name: 'Model' }).selectOption(MODEL_A);
-  const composer = page.getByRole('textbox', { name: 'Message' });
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(MODEL_A);
+  const composer = page.getByRole('textbox', { name: 'Message', exact: true });
   await composer.fill('hello');
   await page.evaluate(() => (window.__e2e.lengths = []));
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await answerDone(page, 1);
   await page.waitForURL(/\/c\/[^/]+$/);
   const full = answer(1).length;
@@ -322,7 +322,7 @@ async function chatStreams({ page }) {
 }
 
 async function regenerate({ page }) {
-  await lastArticle(page).getByRole('button', { name: 'Regenerate' }).click();
+  await lastArticle(page).getByRole('button', { name: 'Regenerate', exact: true }).click();
   await answerDone(page, 2);
   await lastArticle(page).getByText('2/2', { exact: true }).waitFor();
   const text = await lastArticle(page).innerText();
@@ -330,27 +330,28 @@ async function regenerate({ page }) {
 }
 
 async function branches({ page }) {
-  await lastArticle(page).getByRole('button', { name: 'Previous version' }).click();
+  await lastArticle(page).getByRole('button', { name: 'Previous version', exact: true }).click();
   await lastArticle(page).getByText('1/2', { exact: true }).waitFor();
   await lastArticle(page).getByText(answer(1)).waitFor();
   check(!(await lastArticle(page).innerText()).includes(answer(2)), 'branch 1/2 still shows answer 2');
 }
 
-async function reloadMidStream({ page, fakeA }) {
+async function reloadMidStream({ page, fakeA, snap }) {
   // Hold the next answer after a few pieces: the reload happens while it
   // is certainly still streaming, however slow the machine is.
   const gate = fakeA.hold(4);
-  await page.getByRole('textbox', { name: 'Message' }).fill('tell me more');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('tell me more');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   const held = answerPieces(3, CHUNKS).slice(0, 4).join('');
   await lastArticle(page).getByText(held).waitFor();
-  await page.getByRole('button', { name: 'Stop' }).waitFor(); // still generating
+  await page.getByRole('button', { name: 'Stop', exact: true }).waitFor(); // still generating
   const url = page.url();
   await page.reload();
   check(page.url() === url, `the reload left the chat (${url} → ${page.url()})`);
   // After the reload the page shows what was generated so far, still going…
   await lastArticle(page).getByText(held).waitFor();
-  await page.getByRole('button', { name: 'Stop' }).waitFor();
+  await page.getByRole('button', { name: 'Stop', exact: true }).waitFor();
+  await snap('reloaded-while-streaming');
   const before = (await lengths(page)).at(-1);
   gate.release();
   // …and keeps growing to the end.
@@ -363,8 +364,8 @@ async function reloadMidStream({ page, fakeA }) {
 }
 
 async function search({ page }) {
-  const nav = page.getByRole('navigation', { name: 'Chats' });
-  const box = nav.getByRole('searchbox', { name: 'Search chats' });
+  const nav = page.getByRole('navigation', { name: 'Chats', exact: true });
+  const box = nav.getByRole('searchbox', { name: 'Search chats', exact: true });
   await box.fill('qqxyzzy');
   await nav.getByText(/No match/i).waitFor();
   // "lanterns" is only in the answers, never in a title.
@@ -372,22 +373,22 @@ async function search({ page }) {
   const hit = nav.getByRole('button', { name: /Zephyr greeting/ });
   await hit.waitFor();
   await box.fill('');
-  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.getByRole('button', { name: 'New chat', exact: true }).click();
   await page.waitForURL((u) => u.pathname === '/');
   await box.fill('lanterns');
   await hit.click();
   await page.waitForURL(/\/c\/[^/]+$/);
-  await page.getByRole('heading', { name: 'Zephyr greeting' }).waitFor();
+  await page.getByRole('heading', { name: 'Zephyr greeting', exact: true }).waitFor();
   await lastArticle(page).getByText(answer(3)).waitFor();
   await box.fill('');
 }
 
 async function theme({ page }, name) {
-  await page.getByRole('button', { name: 'Settings' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Settings', exact: true });
   await dialog.getByRole('radio', { name }).check();
   await page.waitForFunction((t) => document.documentElement.dataset.theme === t, name.toLowerCase());
-  await dialog.getByRole('button', { name: 'Close settings' }).click();
+  await dialog.getByRole('button', { name: 'Close settings', exact: true }).click();
   await dialog.waitFor({ state: 'detached' });
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   const [r, g, b] = bg.match(/\d+/g).map(Number);
@@ -397,7 +398,7 @@ async function theme({ page }, name) {
 
 async function mobile({ page, snap }, name) {
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   await lastArticle(page).waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
   check(overflow <= 0, `at 390 px the page scrolls sideways by ${overflow} px`);
@@ -412,10 +413,10 @@ async function mobile({ page, snap }, name) {
       return (open ? r.left === 0 : r.right <= 0) && !n.getAnimations().length;
     }, open);
   await drawerAt(false);
-  await page.getByRole('button', { name: 'Open menu' }).click();
+  await page.getByRole('button', { name: 'Open menu', exact: true }).click();
   await drawerAt(true);
   await snap(`${name}-drawer`);
-  await page.getByRole('button', { name: 'Close menu' }).click({ position: { x: 370, y: 400 } });
+  await page.getByRole('button', { name: 'Close menu', exact: true }).click({ position: { x: 370, y: 400 } });
   await drawerAt(false);
 }
 
@@ -427,16 +428,16 @@ async function mobile({ page, snap }, name) {
 // "Connected…" as a status, and a "Save…" button that shows "Saved" as a
 // status; "Close…" closes the dialog.
 async function adminAddsConnection({ page, fakeB, snap }) {
-  await page.getByRole('button', { name: 'Admin' }).click();
+  await page.getByRole('button', { name: 'Admin', exact: true }).click();
   const dialog = page.getByRole('dialog', { name: /^Admin/ });
-  await dialog.getByRole('tab', { name: 'Connections' }).click();
+  await dialog.getByRole('tab', { name: 'Connections', exact: true }).click();
   const openai = dialog.getByRole('region', { name: /OpenAI/ });
   // The connection hearth started with is listed first.
   await openai.getByRole('textbox', { name: /^URL\b/ }).first().waitFor();
-  await openai.getByRole('button', { name: 'Add connection' }).click();
+  await openai.getByRole('button', { name: 'Add connection', exact: true }).click();
   await openai.getByRole('textbox', { name: /^URL\b/ }).last().fill(fakeB.url);
   await openai.getByLabel(/^API key\b/).last().fill('e2e-key-b');
-  await openai.getByRole('button', { name: 'Verify' }).last().click();
+  await openai.getByRole('button', { name: 'Verify', exact: true }).last().click();
   await openai.getByRole('status').filter({ hasText: /Connected/ }).waitFor();
   await snap('admin-verified');
   await openai.getByRole('button', { name: /^Save/ }).click();
@@ -444,15 +445,15 @@ async function adminAddsConnection({ page, fakeB, snap }) {
   await dialog.getByRole('button', { name: /^Close/ }).click();
   await dialog.waitFor({ state: 'detached' });
   // App re-reads the models after an admin change: the picker lists the new one.
-  const picker = page.getByRole('combobox', { name: 'Model' });
+  const picker = page.getByRole('combobox', { name: 'Model', exact: true });
   await picker.locator(`option[value="${MODEL_B}"]`).waitFor({ state: 'attached' });
 }
 
 async function chatWithNewModel({ page, fakeB }) {
-  await page.getByRole('button', { name: 'New chat' }).click();
-  await page.getByRole('combobox', { name: 'Model' }).selectOption(MODEL_B);
-  await page.getByRole('textbox', { name: 'Message' }).fill('hi beta');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'New chat', exact: true }).click();
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(MODEL_B);
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('hi beta');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await answerDone(page, 1); // the second provider's first answer
   check(fakeB.requests === 1, `the new connection streamed ${fakeB.requests} answers, not 1`);
 }
