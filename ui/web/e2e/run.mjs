@@ -303,7 +303,7 @@ async function answerDone(page, n) {
   await last.getByRole('button', { name: 'Regenerate', exact: true }).waitFor();
 }
 
-/** The lengths the last answer went through since `from` (the probe's record). */
+/** The lengths the last answer's text went through (the probe's record). */
 const lengths = (page) => page.evaluate(() => window.__e2e.lengths.slice());
 
 async function chatStreams({ page }) {
