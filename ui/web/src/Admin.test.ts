@@ -158,7 +158,7 @@ describe('admin groups', () => {
     app = mount(Groups, { target: document.body });
     await settle();
     button('Edit').click();
-    flushSync();
+    await settle();
     type($('input[name=edit-group-name]'), 'Editors');
     const bobBox = [...document.querySelectorAll('.picker label')].find((l) => l.textContent?.includes('Bob'))!.querySelector('input')!;
     bobBox.click();
@@ -286,7 +286,7 @@ describe('admin models', () => {
     app = mount(Models, { target: document.body, props: { onconfig } });
     await settle();
     button('New model').click();
-    flushSync();
+    await settle();
     type($('input[name=model-id]'), 'helper');
     type($('input[name=model-name]'), 'Helper');
     choose($('select[name=model-base]'), 'llama');
