@@ -39,7 +39,7 @@ type Server struct {
 	passwords *auth.Passwords
 	log       *slog.Logger
 	version   string
-	ui        fs.FS
+	ui        uiState
 
 	routes  []route
 	handler http.Handler
@@ -67,7 +67,7 @@ type Server struct {
 func New(ctx context.Context, d Deps) (*Server, error) {
 	s := &Server{
 		store: d.Store, settings: d.Settings, tokens: d.Tokens, passwords: d.Passwords,
-		log: d.Log, version: d.Version, ui: d.UI,
+		log: d.Log, version: d.Version, ui: uiState{files: d.UI},
 		signinByAccount: auth.NewLimiter(15, 180*time.Second),
 		signinByIP:      auth.NewLimiter(60, 180*time.Second),
 		touched:         map[string]int64{},
