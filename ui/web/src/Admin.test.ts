@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
+import { json, stubFetch, tick } from './testing';
 import Admin from './components/admin/Admin.svelte';
 import Users from './components/admin/Users.svelte';
 import Groups from './components/admin/Groups.svelte';
@@ -8,25 +9,10 @@ import ConnectionList from './components/admin/ConnectionList.svelte';
 import Models from './components/admin/Models.svelte';
 import General from './components/admin/General.svelte';
 
-const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 const settle = async () => {
   await tick();
   flushSync();
 };
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-type Call = { method: string; url: string; body: any };
-function stubFetch(handler: (method: string, url: string, body: any) => Response | undefined) {
-  const calls: Call[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string, init: RequestInit) => {
-    const method = init?.method ?? 'GET';
-    const body = init?.body ? JSON.parse(init.body as string) : undefined;
-    calls.push({ method, url, body });
-    return handler(method, url, body) ?? json(404, { detail: 'Not Found' });
-  }));
-  return calls;
-}
 
 let app: Record<string, any> | null = null;
 afterEach(() => {

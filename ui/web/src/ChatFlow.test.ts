@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { afterEach, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
+import { json, tick } from './testing';
 import App from './App.svelte';
 
 class FakeWS {
@@ -22,10 +23,6 @@ class FakeWS {
   close() {}
   push(f: unknown) { this.onmessage?.({ data: JSON.stringify(f) }); }
 }
-
-const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
 
 afterEach(() => vi.unstubAllGlobals());
 

@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
+import { json, stubFetch, tick } from './testing';
 import App from './App.svelte';
 import Settings from './components/Settings.svelte';
 import { applyTheme, getTheme } from './lib/theme';
@@ -14,22 +15,6 @@ class FakeWS {
   constructor(public url: string) {}
   send() {}
   close() {}
-}
-
-const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-type Call = { method: string; url: string; body: any };
-function stubFetch(handler: (method: string, url: string, body: any) => Response | undefined) {
-  const calls: Call[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string, init: RequestInit) => {
-    const method = init?.method ?? 'GET';
-    const body = init?.body ? JSON.parse(init.body as string) : undefined;
-    calls.push({ method, url, body });
-    return handler(method, url, body) ?? json(404, { detail: 'Not Found' });
-  }));
-  return calls;
 }
 
 let app: Record<string, any> | null = null;

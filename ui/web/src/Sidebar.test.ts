@@ -1,15 +1,9 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
+import { json, stubFetch as stubWith, tick, type Handler } from './testing';
 import Sidebar from './components/Sidebar.svelte';
 import { CHAT_MIME } from './components/sidebar/dnd';
-
-const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-type Call = { method: string; url: string; body: any };
-type Handler = (method: string, url: string, body: any) => Response | undefined;
 
 // Folders: Work (open, holds "In work") with Sub (closed) inside.
 const FOLDERS = [
@@ -24,15 +18,9 @@ const base: Handler = (method, url) => {
   return undefined;
 };
 
+/** Stubs fetch: the test's handler first, then the folder/tag answers above. */
 function stubFetch(handler: Handler) {
-  const calls: Call[] = [];
-  vi.stubGlobal('fetch', vi.fn(async (url: string, init: RequestInit) => {
-    const method = init?.method ?? 'GET';
-    const body = init?.body ? JSON.parse(init.body as string) : undefined;
-    calls.push({ method, url, body });
-    return handler(method, url, body) ?? base(method, url, body) ?? json(404, { detail: 'Not Found' });
-  }));
-  return calls;
+  return stubWith((method, url, body) => handler(method, url, body) ?? base(method, url, body));
 }
 
 let cmp: Record<string, any> | null = null;
