@@ -131,3 +131,22 @@ it('pages a long thread: only the last 40 messages are rendered until the user s
   unmount(app);
   history.replaceState(null, '', '/');
 });
+
+it('says why there is nothing to pick when no model is available', async () => {
+  vi.stubGlobal('WebSocket', FakeWS);
+  for (const role of ['user', 'admin']) {
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      if (url === '/api/config') return json(200, { name: 'Hearth', features: {}, default_models: '' });
+      if (url === '/api/v1/auths/') return json(200, { id: 'u', name: 'Ann', email: 'a@b.co', role });
+      if (url.startsWith('/api/v1/chats/?page=')) return json(200, []);
+      if (url === '/api/models') return json(200, { data: [] });
+      return json(404, { detail: 'Not Found' });
+    }));
+    const app = mount(App, { target: document.body });
+    await tick(40);
+    flushSync();
+    const hint = document.querySelector('.no-models')?.textContent ?? '';
+    expect(hint).toContain(role === 'admin' ? 'Admin → Connections' : 'No model is available to you yet');
+    unmount(app);
+  }
+});
