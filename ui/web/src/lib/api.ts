@@ -66,6 +66,7 @@ export interface AppConfig {
   features: Record<string, any>;
   ui?: Record<string, any>;
   default_models?: string;
+  default_pinned_models?: string;
 }
 
 export interface ChatRow {

@@ -21,9 +21,14 @@ export function resetPrefs() {
   loaded = null;
 }
 
-export async function pinnedModels(): Promise<string[]> {
+/**
+ * The user's pinned model ids; a user who never pinned one gets
+ * DEFAULT_PINNED_MODELS (the comma-separated fallback from /api/config).
+ */
+export async function pinnedModels(fallback = ''): Promise<string[]> {
   const ui = await uiSettings();
-  return Array.isArray(ui.pinnedModels) ? ui.pinnedModels.filter((x) => typeof x === 'string') : [];
+  if (Array.isArray(ui.pinnedModels)) return ui.pinnedModels.filter((x) => typeof x === 'string');
+  return fallback.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 /** Saves the pinned model ids (the rest of "ui" is sent back unchanged). */
