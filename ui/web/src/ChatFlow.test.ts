@@ -63,7 +63,8 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
 
   const comp = calls.find((c) => c.url === '/api/chat/completions')!.body;
   expect(comp).toMatchObject({ model: 'm1', chat_id: 'c1', id: asst.id, stream: true,
-    messages: [{ role: 'user', content: 'Hello?' }], background_tasks: { title_generation: true } });
+    messages: [{ role: 'user', content: 'Hello?' }],
+    background_tasks: { title_generation: true, tags_generation: true, follow_up_generation: true } });
   expect(typeof comp.session_id).toBe('string');
 
   const ev = (seq: number, data: unknown) => FakeWS.last.push({ type: 'events', seq, chat_id: 'c1', message_id: asst.id, data });
@@ -84,11 +85,17 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
   expect(document.querySelector('.chat-link')?.textContent?.trim()).toBe('Greeting');
   expect(document.querySelector('.title')?.textContent).toBe('Greeting');
 
+  // Suggested follow-ups show under the answer; clicking one sends it.
+  ev(6, { type: 'chat:message:follow_ups', data: { follow_ups: ['More', 42, 'Why?'] } });
+  flushSync();
+  const chips = [...document.querySelectorAll('.follow-up')] as HTMLButtonElement[];
+  expect(chips.map((b) => b.textContent)).toEqual(['More', 'Why?']);
   // A follow-up updates the chat with only the new messages and the changed parent.
-  ta.value = 'More';
-  ta.dispatchEvent(new Event('input', { bubbles: true }));
-  ta.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+  chips[0].click();
   await tick();
+  flushSync();
+  expect(document.querySelectorAll('.follow-up')).toHaveLength(0);
+  expect([...document.querySelectorAll('.msg.user .text')].map((e) => e.textContent)).toEqual(['Hello?', 'More']);
   const upd = calls.filter((c) => c.url === '/api/v1/chats/c1' && c.method === 'POST').pop()!.body.chat;
   const ids = Object.keys(upd.history.messages);
   expect(ids).toHaveLength(3);
