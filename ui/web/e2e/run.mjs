@@ -361,7 +361,8 @@ async function reloadMidStream({ page, fakeA, snap }) {
   const grew = seen.filter((l) => l > before && l < answer(3).length);
   check(grew.length >= 1, `after the reload the answer did not grow progressively: lengths ${JSON.stringify(seen)}`);
   // The earlier exchange is still there, on the branch we chose.
-  await page.getByRole('article').filter({ hasText: 'tell me more' }).waitFor();
+  // (First: the answer's suggested follow-ups may quote the question too.)
+  await page.getByRole('article').filter({ hasText: 'tell me more' }).first().waitFor();
 }
 
 async function search({ page }) {
