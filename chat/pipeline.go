@@ -19,6 +19,7 @@ import (
 // Store is what the pipeline needs of the chat store (*store.Store has it).
 type Store interface {
 	GetChat(ctx context.Context, actor store.Actor, id string, adminAccess bool) (store.ChatRecord, error)
+	CompletionTarget(ctx context.Context, actor store.Actor, chatID, msgID string) (store.CompletionTarget, error)
 	UpdateChat(ctx context.Context, actor store.Actor, id string, p *store.ChatPatch) error
 	EditMessage(ctx context.Context, actor store.Actor, chatID, msgID string, e store.MessageEdit) error
 	AddChatTag(ctx context.Context, actor store.Actor, chatID, name string) ([]store.Tag, error)
@@ -220,26 +221,18 @@ func jsonResponse(b []byte) *Response { return &Response{Status: http.StatusOK, 
 // existing one keeps its parentId (decision 26) and is reset only when it
 // holds a finished answer (a regeneration). It returns the chat's title.
 func (p *Pipeline) prepareMessage(ctx context.Context, actor store.Actor, chatID, msgID string, t *Target) (string, error) {
-	rec, err := p.o.Store.GetChat(ctx, actor, chatID, false)
+	target, err := p.o.Store.CompletionTarget(ctx, actor, chatID, msgID)
 	if err != nil {
 		return "", err
 	}
-	var doc struct {
-		History struct {
-			Messages map[string]json.RawMessage `json:"messages"`
-		} `json:"history"`
-	}
-	if err := json.Unmarshal(rec.Chat, &doc); err != nil {
-		return "", err
-	}
 	now := p.o.Now().Unix()
-	if raw, ok := doc.History.Messages[msgID]; ok {
+	if target.Body != nil {
 		var m struct {
 			Done bool `json:"done"`
 		}
-		json.Unmarshal(raw, &m)
+		json.Unmarshal(target.Body, &m)
 		if !m.Done {
-			return rec.Title, nil
+			return target.Title, nil
 		}
 		err := p.o.Store.EditMessage(ctx, actor, chatID, msgID, store.MessageEdit{
 			Set: map[string]json.RawMessage{
@@ -250,20 +243,11 @@ func (p *Pipeline) prepareMessage(ctx context.Context, actor store.Actor, chatID
 			SetOrder:    []string{"role", "content", "done", "model", "timestamp", "error"},
 			MoveCurrent: true,
 		})
-		return rec.Title, err
+		return target.Title, err
 	}
 	parent := json.RawMessage("null")
-	for id, raw := range doc.History.Messages {
-		var m struct {
-			ChildrenIDs []string `json:"childrenIds"`
-		}
-		if json.Unmarshal(raw, &m) == nil {
-			for _, c := range m.ChildrenIDs {
-				if c == msgID {
-					parent = quote(id)
-				}
-			}
-		}
+	if target.ParentID != "" {
+		parent = quote(target.ParentID)
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"history":{"messages":{`)
@@ -283,7 +267,7 @@ func (p *Pipeline) prepareMessage(ctx context.Context, actor store.Actor, chatID
 	if err != nil {
 		return "", err
 	}
-	return rec.Title, p.o.Store.UpdateChat(ctx, actor, chatID, patch)
+	return target.Title, p.o.Store.UpdateChat(ctx, actor, chatID, patch)
 }
 
 // createChat handles `parent_id: null` without a chat_id (COMPAT §4.3,

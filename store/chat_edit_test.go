@@ -38,3 +38,31 @@ func TestEditMessage(t *testing.T) {
 		t.Fatalf("missing message: %v", err)
 	}
 }
+
+func TestCompletionTarget(t *testing.T) {
+	s, owner, other, _ := chatTestStore(t)
+	ctx := context.Background()
+	id := mustCreate(t, s, owner, `{"title":"Named","history":{"currentId":"u2","messages":{
+		"u1":{"id":"u1","role":"user","content":"a1 is mentioned here","childrenIds":["a1"]},
+		"a1":{"id":"a1","parentId":"u1","role":"assistant","content":"ok","childrenIds":["u2"],"done":true},
+		"u2":{"id":"u2","parentId":"a1","role":"user","content":"next","childrenIds":["a2"]}}}}`)
+	got, err := s.CompletionTarget(ctx, owner, id, "a1")
+	if err != nil || got.Title != "Named" || !strings.Contains(string(got.Body), `"content":"ok"`) || got.ParentID != "" {
+		t.Fatalf("stored message: %+v %v", got, err)
+	}
+	// A placeholder the client has not stored yet: its parent is the
+	// message listing it (not the one that merely mentions its id).
+	got, err = s.CompletionTarget(ctx, owner, id, "a2")
+	if err != nil || got.Body != nil || got.ParentID != "u2" {
+		t.Fatalf("missing message: %+v %v", got, err)
+	}
+	if got, err = s.CompletionTarget(ctx, owner, id, "zz"); err != nil || got.Body != nil || got.ParentID != "" {
+		t.Fatalf("orphan: %+v %v", got, err)
+	}
+	// Someone else's chat is not found, admin or not (completions are the owner's).
+	for _, a := range []Actor{other, {UserID: "root", Role: "admin"}} {
+		if _, err := s.CompletionTarget(ctx, a, id, "a1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%+v: %v", a, err)
+		}
+	}
+}

@@ -6,6 +6,48 @@ import (
 	"errors"
 )
 
+// CompletionTarget is what a stored completion needs to know about the
+// message it fills, read without assembling the chat.
+type CompletionTarget struct {
+	Title string
+	// Body is the stored message, nil when the chat has no such message.
+	Body []byte
+	// ParentID is, for a missing message, the message whose childrenIds
+	// lists it ("" when none does).
+	ParentID string
+}
+
+// CompletionTarget reads message msgID of the actor's own chat chatID for
+// the completion pipeline: one chat row and one message row (plus, for a
+// missing message, the few candidates of findParent), whatever the size of
+// the chat. A chat that is not the actor's is ErrNotFound.
+func (s *Store) CompletionTarget(ctx context.Context, actor Actor, chatID, msgID string) (CompletionTarget, error) {
+	var t CompletionTarget
+	err := s.readTx(ctx, func(q queryer) error {
+		var seq int64
+		err := q.QueryRowContext(ctx, `SELECT seq, title FROM chats WHERE id = ? AND user_id = ?`, chatID, actor.UserID).Scan(&seq, &t.Title)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var body string
+		err = q.QueryRowContext(ctx, `SELECT body FROM messages WHERE chat_id = ? AND id = ?`, chatID, msgID).Scan(&body)
+		switch {
+		case err == nil:
+			t.Body = []byte(body)
+			return nil
+		case errors.Is(err, sql.ErrNoRows):
+			t.ParentID, _, err = findParent(ctx, q, seq, msgID)
+			return err
+		default:
+			return err
+		}
+	})
+	return t, err
+}
+
 // chatForMessageEdit finds the chat a message edit applies to: the owner's,
 // or any chat for an admin (COMPAT §3.7: admins may update and delete any
 // message of any chat, whatever ENABLE_ADMIN_CHAT_ACCESS says).
@@ -100,7 +142,7 @@ func (s *Store) UpsertMessageContent(ctx context.Context, actor Actor, chatID, m
 // findParent returns the first message (in history order) whose childrenIds
 // lists msgID, and its role. The text search on the quoted id only narrows
 // the candidates; each is confirmed by reading its childrenIds.
-func findParent(ctx context.Context, tx *sql.Tx, chatSeq int64, msgID string) (string, string, error) {
+func findParent(ctx context.Context, tx queryer, chatSeq int64, msgID string) (string, string, error) {
 	base := chatSeq << msgSeqBits
 	rows, err := tx.QueryContext(ctx, `SELECT id, coalesce(role, ''), body FROM messages
 		WHERE seq >= ? AND seq < ? AND leaf = 0 AND instr(body, ?) > 0 ORDER BY seq`,

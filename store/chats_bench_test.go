@@ -272,3 +272,25 @@ func BenchmarkChats100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCompletionTarget is what the completion pipeline reads before an
+// answer starts, for a chat of 100 and 10,000 messages: the cost must not
+// grow with the chat (compare BenchmarkChatGet2000, the whole chat).
+func BenchmarkCompletionTarget(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, a := benchStore(b)
+			id := createBenchChat(b, s, a, n)
+			checkpoint(b, s)
+			ctx := context.Background()
+			last := fmt.Sprintf("m%d", n-1)
+			b.ResetTimer()
+			for range b.N {
+				t, err := s.CompletionTarget(ctx, a, id, last)
+				if err != nil || t.Body == nil {
+					b.Fatal(t, err)
+				}
+			}
+		})
+	}
+}
