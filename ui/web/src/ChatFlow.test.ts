@@ -37,6 +37,7 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
     if (url.startsWith('/api/v1/chats/?page=')) return json(200, []);
     if (url === '/api/models') return json(200, { data: [{ id: 'm1', name: 'Model One' }] });
     if (url === '/api/v1/chats/new') return json(200, { id: 'c1', title: 'New Chat', chat: body.chat });
+    if (url === '/api/v1/chats/c1') return json(200, { id: 'c1', title: 'Greeting', chat: body?.chat });
     if (url === '/api/chat/completions') return json(200, { status: true, task_ids: ['t'], chat_id: 'c1' });
     return json(404, { detail: 'Not Found' });
   }));
@@ -101,6 +102,10 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
   expect(ids).toHaveLength(3);
   expect(upd.history.messages[asst.id].childrenIds).toHaveLength(1);
   expect(upd.messages).toHaveLength(4);
+  // The second turn asks for follow-ups only: the chat keeps its title.
+  const second = calls.filter((c) => c.url === '/api/chat/completions').pop()!.body;
+  expect(second.messages.map((m: any) => m.content)).toEqual(['Hello?', 'Hi there!', 'More']);
+  expect(second.background_tasks).toEqual({ follow_up_generation: true });
   unmount(app);
 });
 
