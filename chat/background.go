@@ -90,7 +90,7 @@ func (g *generation) background(ctx context.Context) {
 	if !titleAsked && !tags && !followUps {
 		return
 	}
-	conv, err := g.conversation(ctx)
+	conv, err := g.conversation(ctx, g.historyNeeded(titleAsked, tags, followUps))
 	if err != nil {
 		g.p.log.Warn("background tasks: reading the chat failed", slog.String("chat_id", g.chatID), slog.Any("err", err))
 		return
@@ -315,43 +315,70 @@ func (p *Pipeline) taskTarget(ctx context.Context, actor store.Actor, chatModel 
 	return chatModel
 }
 
-// conversation is the stored path from the first message to the answer,
-// with <details> blocks and markdown images removed from the text.
-func (g *generation) conversation(ctx context.Context) ([]convMessage, error) {
-	rec, err := g.p.o.Store.GetChat(ctx, g.actor, g.chatID, false)
+// historyNeeded is how many messages, counted back from the answer, the
+// tasks that will run can use (0 = all): a title falls back to the first
+// message and a title-less chat checks for exactly two messages, so titles
+// read the whole path; otherwise the templates decide (messagesWindow).
+// Open WebUI's client asks for titles on a chat's first turn only, so the
+// usual cost is the last few messages, not the chat.
+func (g *generation) historyNeeded(title, tags, followUps bool) int {
+	if title {
+		return 0
+	}
+	need := 0
+	for _, t := range []struct {
+		on        bool
+		tmpl, def string
+	}{{tags, g.s.TagsTemplate, defaultTagsTemplate}, {followUps, g.s.FollowUpTemplate, defaultFollowUpTemplate}} {
+		if !t.on {
+			continue
+		}
+		tmpl := t.tmpl
+		if tmpl == "" {
+			tmpl = t.def
+		}
+		n := messagesWindow(tmpl)
+		if n == 0 {
+			return 0
+		}
+		need = max(need, n)
+	}
+	return need
+}
+
+// messagesWindow is how many trailing messages a template renders: the
+// largest n of its {{MESSAGES:END:n}}, at least 2 for {{prompt}} (the
+// answer's own user message); 0 (all) when it renders {{MESSAGES}},
+// START or MIDDLETRUNCATE, which need the beginning of the conversation.
+func messagesWindow(tmpl string) int {
+	n := 2
+	for _, m := range messagesRe.FindAllStringSubmatch(tmpl, -1) {
+		if m[1] != "END" {
+			return 0
+		}
+		k, _ := strconv.Atoi(m[2])
+		n = max(n, k)
+	}
+	return n
+}
+
+// conversation is the stored path to the answer (its last `limit`
+// messages; 0 = from the first message), with <details> blocks and
+// markdown images removed from the text.
+func (g *generation) conversation(ctx context.Context, limit int) ([]convMessage, error) {
+	path, err := g.p.o.Store.MessagePath(ctx, g.actor, g.chatID, g.msgID, limit)
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		History struct {
-			Messages map[string]struct {
-				ParentID *string         `json:"parentId"`
-				Role     string          `json:"role"`
-				Content  json.RawMessage `json:"content"`
-			} `json:"messages"`
-		} `json:"history"`
-	}
-	if err := json.Unmarshal(rec.Chat, &doc); err != nil {
-		return nil, err
-	}
-	var path []convMessage
-	seen := map[string]bool{}
-	for id := g.msgID; id != "" && !seen[id]; {
-		seen[id] = true
-		m, ok := doc.History.Messages[id]
-		if !ok {
-			break
+	conv := make([]convMessage, 0, len(path))
+	for _, m := range path {
+		var body struct {
+			Content json.RawMessage `json:"content"`
 		}
-		path = append(path, convMessage{Role: m.Role, Content: cleanText(contentText(m.Content))})
-		if m.ParentID == nil {
-			break
-		}
-		id = *m.ParentID
+		json.Unmarshal(m.Body, &body)
+		conv = append(conv, convMessage{Role: m.Role, Content: cleanText(contentText(body.Content))})
 	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
-	return path, nil
+	return conv, nil
 }
 
 // contentText is a message content's text: the string, or its text parts.

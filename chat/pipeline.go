@@ -18,8 +18,8 @@ import (
 
 // Store is what the pipeline needs of the chat store (*store.Store has it).
 type Store interface {
-	GetChat(ctx context.Context, actor store.Actor, id string, adminAccess bool) (store.ChatRecord, error)
 	CompletionTarget(ctx context.Context, actor store.Actor, chatID, msgID string) (store.CompletionTarget, error)
+	MessagePath(ctx context.Context, actor store.Actor, chatID, leafID string, limit int) ([]store.PathMessage, error)
 	UpdateChat(ctx context.Context, actor store.Actor, id string, p *store.ChatPatch) error
 	EditMessage(ctx context.Context, actor store.Actor, chatID, msgID string, e store.MessageEdit) error
 	AddChatTag(ctx context.Context, actor store.Actor, chatID, name string) ([]store.Tag, error)

@@ -66,3 +66,46 @@ func TestCompletionTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestMessagePath(t *testing.T) {
+	s, owner, other, _ := chatTestStore(t)
+	ctx := context.Background()
+	id := mustCreate(t, s, owner, `{"history":{"currentId":"a2","messages":{
+		"u1":{"id":"u1","role":"user","content":"q1","childrenIds":["a1","b1"]},
+		"a1":{"id":"a1","parentId":"u1","role":"assistant","content":"r1","childrenIds":["u2"]},
+		"b1":{"id":"b1","parentId":"u1","role":"assistant","content":"other branch","childrenIds":[]},
+		"u2":{"id":"u2","parentId":"a1","role":"user","content":"q2","childrenIds":["a2"]},
+		"a2":{"id":"a2","parentId":"u2","role":"assistant","content":"r2","childrenIds":[]},
+		"c1":{"id":"c1","parentId":"c2","role":"user","content":"loop"},
+		"c2":{"id":"c2","parentId":"c1","role":"assistant","content":"loop"}}}}`)
+	ids := func(p []PathMessage) string {
+		var out []string
+		for _, m := range p {
+			out = append(out, m.ID+":"+m.Role)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		leaf  string
+		limit int
+		want  string
+	}{
+		{"a2", 0, "u1:user a1:assistant u2:user a2:assistant"},
+		{"a2", 2, "u2:user a2:assistant"},
+		{"a2", 9, "u1:user a1:assistant u2:user a2:assistant"},
+		{"b1", 0, "u1:user b1:assistant"},
+		{"c1", 0, "c2:assistant c1:user"}, // a cycle ends where it closes
+		{"zz", 0, ""},
+	} {
+		got, err := s.MessagePath(ctx, owner, id, tc.leaf, tc.limit)
+		if err != nil || ids(got) != tc.want {
+			t.Fatalf("path to %s (limit %d) = %q, %v; want %q", tc.leaf, tc.limit, ids(got), err, tc.want)
+		}
+	}
+	if got, _ := s.MessagePath(ctx, owner, id, "a2", 1); !strings.Contains(string(got[0].Body), `"content":"r2"`) {
+		t.Fatalf("body: %s", got[0].Body)
+	}
+	if _, err := s.MessagePath(ctx, other, id, "a2", 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("other user: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 )
 
 // CompletionTarget is what a stored completion needs to know about the
@@ -46,6 +47,53 @@ func (s *Store) CompletionTarget(ctx context.Context, actor Actor, chatID, msgID
 		}
 	})
 	return t, err
+}
+
+// PathMessage is one message on the way from a chat's root to a message.
+type PathMessage struct {
+	ID, Role string
+	Body     []byte
+}
+
+// MessagePath returns the messages from the root of the actor's own chat
+// chatID down to leafID, root first, following parentId: at most limit of
+// them, the ones nearest the leaf (limit 0 = the whole path). Each step is
+// one indexed row, so the cost follows the length asked for, not the size
+// of the chat. A parentId cycle ends the path where it closes. A chat that
+// is not the actor's is ErrNotFound; a missing leaf gives an empty path.
+func (s *Store) MessagePath(ctx context.Context, actor Actor, chatID, leafID string, limit int) ([]PathMessage, error) {
+	var path []PathMessage
+	err := s.readTx(ctx, func(q queryer) error {
+		var one int
+		err := q.QueryRowContext(ctx, `SELECT 1 FROM chats WHERE id = ? AND user_id = ?`, chatID, actor.UserID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for id := leafID; id != "" && !seen[id] && (limit <= 0 || len(path) < limit); {
+			seen[id] = true
+			var m PathMessage
+			var parent sql.NullString
+			var body string
+			err := q.QueryRowContext(ctx, `SELECT id, coalesce(role, ''), parent_id, body FROM messages WHERE chat_id = ? AND id = ?`,
+				chatID, id).Scan(&m.ID, &m.Role, &parent, &body)
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			m.Body = []byte(body)
+			path = append(path, m)
+			id = parent.String
+		}
+		return nil
+	})
+	slices.Reverse(path)
+	return path, err
 }
 
 // chatForMessageEdit finds the chat a message edit applies to: the owner's,
