@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hearth/realtime"
 	"hearth/store"
 )
 
@@ -728,11 +729,19 @@ func (s *Server) handleUpsertMessageContent(w http.ResponseWriter, r *http.Reque
 	if f.Content == nil {
 		return errorf(http.StatusUnprocessableEntity, "Field \"content\" is required")
 	}
-	id := r.PathValue("id")
-	if err := s.store.UpsertMessageContent(r.Context(), actor(r), id, r.PathValue("message_id"), *f.Content); err != nil {
+	id, msgID := r.PathValue("id"), r.PathValue("message_id")
+	if err := s.store.UpsertMessageContent(r.Context(), actor(r), id, msgID, *f.Content); err != nil {
 		return chatErr(err)
 	}
-	return s.respondStoredChat(w, r, id, true)
+	rec, err := s.store.GetChat(r.Context(), actor(r), id, true)
+	if err != nil {
+		return err
+	}
+	// The chat's owner (also when an admin edits it) sees the new text live
+	// (COMPAT §3.7: chat:message {chat_id, message_id, content}).
+	s.hub.Emit(rec.UserID, realtime.Event{ChatID: id, MessageID: msgID, Data: realtime.Data{Type: "chat:message",
+		Data: map[string]string{"chat_id": id, "message_id": msgID, "content": *f.Content}}})
+	return respondChat(w, rec)
 }
 
 // handleDeleteMessage is DELETE /api/v1/chats/{id}/messages/{message_id}:

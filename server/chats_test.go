@@ -687,7 +687,18 @@ func TestShareAPI(t *testing.T) {
 func TestMessageEndpointsAPI(t *testing.T) {
 	f := newFixture(t, nil)
 	id := newChat(t, f, f.userTok, twoMessageChat)
+	live := wsDial(t, wsURL(t, f), nil)
+	live.auth(f.userTok, f.user.ID)
 	w := f.do("POST", "/api/v1/chats/"+id+"/messages/m2", f.userTok, `{"content":"edited answer"}`)
+	// The owner's live connection gets chat:message (also when an admin edits).
+	wantEv := `{"chat_id":"` + id + `","content":"edited answer","message_id":"m2"}`
+	if ev := live.read(); ev.ChatID != id || ev.MessageID != "m2" || ev.Data.Type != "chat:message" || string(ev.Data.Data) != wantEv {
+		t.Errorf("event %+v %s", ev, ev.Data.Data)
+	}
+	expect(t, f.do("POST", "/api/v1/chats/"+id+"/messages/m2", f.adminTok, `{"content":"edited answer"}`), 200, "")
+	if ev := live.read(); ev.Data.Type != "chat:message" || string(ev.Data.Data) != wantEv {
+		t.Errorf("event after the admin's edit %+v", ev)
+	}
 	var c rawChat
 	decodeInto(t, w, &c)
 	if got := string(c.Chat.History.Messages["m2"]); got != `{"id":"m2","parentId":"m1","childrenIds":[],"role":"assistant","content":"edited answer","timestamp":2}` {

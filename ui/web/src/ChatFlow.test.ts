@@ -106,6 +106,11 @@ it('sends a turn through the SPEC §4 flow and renders streamed content', async 
   const second = calls.filter((c) => c.url === '/api/chat/completions').pop()!.body;
   expect(second.messages.map((m: any) => m.content)).toEqual(['Hello?', 'Hi there!', 'More']);
   expect(second.background_tasks).toEqual({ follow_up_generation: true });
+  // Edits made elsewhere (POST …/messages/{id}, tool servers) arrive as events.
+  ev(7, { type: 'chat:message', data: { chat_id: 'c1', message_id: asst.id, content: 'Edited elsewhere' } });
+  ev(8, { type: 'chat:message:delta', data: { content: ' and more' } });
+  flushSync();
+  expect(document.querySelector('.msg.assistant .text')?.textContent).toBe('Edited elsewhere and more');
   unmount(app);
 });
 
