@@ -3,7 +3,8 @@
 // headless Debian Chromium driven by playwright-core. One user journey:
 // sign-up → chat → streamed answer → regenerate → branches → reload
 // mid-stream → search → a 2,000-message chat → settings (dark theme) →
-// 390 px → admin adds a connection. A screenshot after each step goes to test-results/e2e/; on a
+// 390 px → admin adds a connection → edit as a branch → a pending user
+// approved by the admin. A screenshot after each step goes to test-results/e2e/; on a
 // failure the page (png + html) and hearth's log are kept there too.
 //
 // Environment:
@@ -209,7 +210,7 @@ async function journey({ browser, base, fakeA, fakeB, hearth }) {
   };
   const desktop = () => page.setViewportSize({ width: 1280, height: 800 });
 
-  const ctx = { page, base, fakeA, fakeB, snap };
+  const ctx = { page, browser, base, fakeA, fakeB, snap };
   try {
     await step('sign-up', () => signUp(ctx));
     await step('first-load', () => firstLoad(ctx));
@@ -228,6 +229,8 @@ async function journey({ browser, base, fakeA, fakeB, hearth }) {
     else {
       await step('admin-connection', () => adminAddsConnection(ctx));
       await step('chat-new-model', () => chatWithNewModel(ctx));
+      await step('edit-branch', () => editBranch(ctx));
+      await step('pending-user', () => pendingUser(ctx));
     }
   } catch (e) {
     for (const m of consoleErrors) log(`  [browser console] ${m}`);
@@ -513,6 +516,70 @@ async function chatWithNewModel({ page, fakeB }) {
   await page.getByRole('button', { name: 'Send', exact: true }).click();
   await answerDone(page, 1); // the second provider's first answer
   check(fakeB.requests === 1, `the new connection streamed ${fakeB.requests} answers, not 1`);
+}
+
+/** Editing a user message sends the new text as a sibling branch (‹ 1/2 › on the question). */
+async function editBranch({ page, fakeA }) {
+  await page.getByRole('button', { name: 'New chat', exact: true }).click();
+  await page.waitForURL((u) => u.pathname === '/');
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(MODEL_A);
+  const composer = page.getByRole('textbox', { name: 'Message', exact: true });
+  await composer.fill('first draft');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  const n = fakeA.requests; // this answer's number
+  await answerDone(page, n);
+  const question = (text) => page.getByRole('article').filter({ hasText: text });
+  await question('first draft').getByRole('button', { name: 'Edit', exact: true }).click();
+  await composer.fill('second draft');
+  await composer.press('Enter'); // Enter sends
+  await answerDone(page, n + 1);
+  await question('second draft').getByText('2/2', { exact: true }).waitFor();
+  await question('second draft').getByRole('button', { name: 'Previous version', exact: true }).click();
+  await question('first draft').getByText('1/2', { exact: true }).waitFor();
+  await lastArticle(page).getByText(answer(n)).waitFor();
+}
+
+/**
+ * A second person signs up (DEFAULT_USER_ROLE pending): they see the pending
+ * screen until the admin makes them a user in Admin → Users; "Check again"
+ * then lets them in.
+ */
+async function pendingUser({ page, browser, base, snap }) {
+  const other = await browser.newContext({ baseURL: base, viewport: { width: 390, height: 844 } });
+  try {
+    const p2 = await other.newPage();
+    await p2.goto('/');
+    await p2.getByRole('button', { name: 'Sign up', exact: true }).click();
+    await p2.getByLabel('Name', { exact: true }).fill('Second Person');
+    await p2.getByLabel('Email', { exact: true }).fill('second@example.org');
+    await p2.getByLabel('Password', { exact: true }).fill('e2e-password-2');
+    const confirm = p2.getByLabel('Confirm password', { exact: true });
+    if (await confirm.count()) await confirm.fill('e2e-password-2');
+    await p2.getByRole('button', { name: 'Create account', exact: true }).click();
+    await p2.getByRole('button', { name: 'Check again', exact: true }).waitFor();
+    await p2.screenshot({ path: join(OUT, 'pending-screen.png') });
+
+    await page.getByRole('button', { name: 'Admin', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: /^Admin/ });
+    await dialog.getByRole('tab', { name: 'Users', exact: true }).click();
+    await dialog.getByRole('combobox', { name: 'Role of Second Person', exact: true }).selectOption('user');
+    await snap('admin-approves');
+    await dialog.getByRole('button', { name: /^Close/ }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // The server has the new role before the second person checks again.
+    await page.waitForFunction(async () => {
+      const r = await fetch('/api/v1/users/?query=second');
+      const j = await r.json();
+      const list = Array.isArray(j) ? j : j.users ?? [];
+      return list.some((u) => u.email === 'second@example.org' && u.role === 'user');
+    });
+
+    await p2.getByRole('button', { name: 'Check again', exact: true }).click();
+    await p2.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
+    await p2.screenshot({ path: join(OUT, 'approved-user.png') });
+  } finally {
+    await other.close();
+  }
 }
 
 // ---------------------------------------------------------------- run
