@@ -16,13 +16,17 @@ type authzRow struct {
 	body    string                  // JSON body for POST/PUT/PATCH
 	setup   func(f *fixture)        // optional: prepares state before the call
 	want    [5]int
+	env     map[string]string // optional: the fixture's environment
+	// scim, when not 0, is the status of one more call made with the SCIM
+	// bearer token (testSCIMToken) instead of an account's credential.
+	scim int
 }
 
 // authzRows gathers the rows of every API area; each area keeps its rows
 // next to its handlers' tests.
 func authzRows() []authzRow {
 	var rows []authzRow
-	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(), authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows()} {
+	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(), authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows(), authzSCIMRows()} {
 		rows = append(rows, part...)
 	}
 	return rows
@@ -63,8 +67,12 @@ func TestAuthzMatrix(t *testing.T) {
 		}
 		method, patPath, _ := strings.Cut(row.pattern, " ")
 		t.Run(row.pattern, func(t *testing.T) {
-			for i, who := range callers {
-				f := newFixture(t, nil)
+			n := len(callers)
+			if row.scim != 0 {
+				n++
+			}
+			for i := 0; i < n; i++ {
+				f := newFixture(t, row.env)
 				if row.setup != nil {
 					row.setup(f)
 				}
@@ -72,13 +80,22 @@ func TestAuthzMatrix(t *testing.T) {
 				if row.path != nil {
 					path = row.path(f)
 				}
-				tok := [5]string{"", f.pendingTok, f.userTok, f.otherTok, f.adminTok}[i]
-				w := f.do(method, path, tok, row.body)
-				if w.Code != row.want[i] {
-					t.Errorf("%s %s as %s: status %d, want %d; body %.200s", method, path, who, w.Code, row.want[i], w.Body.String())
+				who, want, tok := "scim", row.scim, testSCIMToken
+				if i < len(callers) {
+					who, want, tok = callers[i], row.want[i], [5]string{"", f.pendingTok, f.userTok, f.otherTok, f.adminTok}[i]
 				}
-				if w.Code >= 400 && !strings.HasPrefix(w.Body.String(), `{"detail":`) {
-					t.Errorf("%s %s as %s: error body is not {\"detail\"}: %.200s", method, path, who, w.Body.String())
+				w := f.do(method, path, tok, row.body)
+				if w.Code != want {
+					t.Errorf("%s %s as %s: status %d, want %d; body %.200s", method, path, who, w.Code, want, w.Body.String())
+				}
+				// Errors are {"detail"}; under the SCIM base, the SCIM Error
+				// envelope (COMPAT.md decision 6), which carries "detail" too.
+				wantPrefix := `{"detail":`
+				if isSCIMPath(path) {
+					wantPrefix = `{"schemas":["` + scimErrorSchema + `"],"status":"`
+				}
+				if w.Code >= 400 && !strings.HasPrefix(w.Body.String(), wantPrefix) {
+					t.Errorf("%s %s as %s: error body does not start with %s: %.200s", method, path, who, wantPrefix, w.Body.String())
 				}
 			}
 		})

@@ -52,8 +52,13 @@ func errorf(status int, format string, args ...any) error {
 
 // writeError is the single error exit: it maps err to a status and
 // {"detail": ...}, logs unexpected errors once, and never leaks internal
-// text (a 500 says only "internal error").
+// text (a 500 says only "internal error"). Under the SCIM base the body is
+// the SCIM Error envelope instead (writeSCIMError), which keeps "detail".
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if isSCIMPath(r.URL.Path) {
+		s.writeSCIMError(w, r, err)
+		return
+	}
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):

@@ -85,6 +85,22 @@ func (s *Server) wrap(rt route) http.Handler {
 		limit = defaultBodyLimit
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.access == scimToken || rt.access == scimOpen {
+			// SCIM never looks at user credentials: the provider's token is
+			// the only way in, and no identity is attached (handlers act as
+			// scimActor).
+			if err := s.scimAuth(r, rt.access == scimToken); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if limit > 0 {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
+			if err := rt.h(w, r); err != nil {
+				s.writeError(w, r, err)
+			}
+			return
+		}
 		id, err := s.authenticate(r)
 		if err != nil && rt.access != public {
 			s.writeError(w, r, err)

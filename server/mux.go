@@ -13,10 +13,16 @@ const (
 	anyRole                // signed in, pending included
 	verified               // user or admin
 	admin                  // admin only
+	// scimToken is the SCIM provisioning API: SCIM_ENABLED and the
+	// SCIM_TOKEN bearer; user credentials (JWT, API key) do not count.
+	scimToken
+	// scimOpen is SCIM discovery: SCIM_ENABLED, no credential (Open
+	// WebUI serves these documents without one).
+	scimOpen
 )
 
 func (a access) String() string {
-	return [...]string{"public", "any", "verified", "admin"}[a]
+	return [...]string{"public", "any", "verified", "admin", "scim", "scim-open"}[a]
 }
 
 // handlerFunc is the shape of every handler: it returns an error to the one
@@ -73,7 +79,9 @@ func (s *Server) buildMux() http.Handler {
 	}
 	fallback := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status := unmatched(layers, r); status != 0 {
-			writeJSON(w, status, map[string]string{"detail": http.StatusText(status)})
+			// Through the one error exit, so a wrong path under the SCIM
+			// base gets the SCIM envelope (COMPAT.md decisions 3, 6).
+			s.writeError(w, r, &apiError{status: status, detail: http.StatusText(status)})
 			return
 		}
 		s.serveUI(w, r)

@@ -167,6 +167,10 @@ func accessText(a access) string {
 		return "A user or admin account (pending accounts get 401)."
 	case admin:
 		return "Admin only (others get 401)."
+	case scimToken:
+		return "SCIM_ENABLED and the SCIM_TOKEN bearer (user credentials do not count; others get 401)."
+	case scimOpen:
+		return "SCIM_ENABLED; no credential needed (401 while SCIM is off)."
 	}
 	return ""
 }

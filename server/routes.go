@@ -166,11 +166,37 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /api/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
 		{pattern: "POST /api/v1/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
 	}
+	// SCIM 2.0 provisioning (scim.go); the router answers 401 while
+	// SCIM_ENABLED is off (COMPAT.md decision 3).
+	rows = append(rows, s.scimRoutes()...)
 	// The runtime proxy (runtime.go) is served at /ollama and /runtime alike.
 	for _, prefix := range []string{"/ollama", "/runtime"} {
 		rows = append(rows, s.runtimeRoutes(prefix)...)
 	}
 	return rows
+}
+
+// scimRoutes are SPEC.md §4 "Provisioning (SCIM)" and the discovery
+// documents of COMPAT.md §11.6, under scimBase.
+func (s *Server) scimRoutes() []route {
+	b := scimBase
+	return []route{
+		{pattern: "GET " + b + "/ServiceProviderConfig", access: scimOpen, h: s.handleSCIMServiceProviderConfig},
+		{pattern: "GET " + b + "/ResourceTypes", access: scimOpen, h: s.handleSCIMResourceTypes},
+		{pattern: "GET " + b + "/Schemas", access: scimOpen, h: s.handleSCIMSchemas},
+		{pattern: "GET " + b + "/Users", access: scimToken, h: s.handleSCIMListUsers},
+		{pattern: "POST " + b + "/Users", access: scimToken, h: s.handleSCIMCreateUser},
+		{pattern: "GET " + b + "/Users/{id}", access: scimToken, h: s.handleSCIMGetUser},
+		{pattern: "PUT " + b + "/Users/{id}", access: scimToken, h: s.handleSCIMReplaceUser},
+		{pattern: "PATCH " + b + "/Users/{id}", access: scimToken, h: s.handleSCIMPatchUser},
+		{pattern: "DELETE " + b + "/Users/{id}", access: scimToken, h: s.handleSCIMDeleteUser},
+		{pattern: "GET " + b + "/Groups", access: scimToken, h: s.handleSCIMListGroups},
+		{pattern: "POST " + b + "/Groups", access: scimToken, h: s.handleSCIMCreateGroup},
+		{pattern: "GET " + b + "/Groups/{id}", access: scimToken, h: s.handleSCIMGetGroup},
+		{pattern: "PUT " + b + "/Groups/{id}", access: scimToken, h: s.handleSCIMReplaceGroup},
+		{pattern: "PATCH " + b + "/Groups/{id}", access: scimToken, h: s.handleSCIMPatchGroup},
+		{pattern: "DELETE " + b + "/Groups/{id}", access: scimToken, h: s.handleSCIMDeleteGroup},
+	}
 }
 
 // runtimeRoutes are the Ollama pass-through routes of COMPAT.md §6.3 under

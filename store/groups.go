@@ -20,6 +20,7 @@ type Group struct {
 	Data        json.RawMessage
 	Meta        json.RawMessage
 	Permissions json.RawMessage
+	SCIM        json.RawMessage // {provider: {external_id}}, set by SCIM provisioning
 	MemberIDs   []string
 	CreatedAt   int64
 	UpdatedAt   int64
@@ -29,17 +30,17 @@ type Group struct {
 // all groups, everyone else only the groups they belong to.
 const visibleGroup = `(? = 'admin' OR EXISTS (SELECT 1 FROM group_members m WHERE m.group_id = g.id AND m.user_id = ?))`
 
-const groupCols = `g.id, g.user_id, g.name, g.description, g.data, g.meta, g.permissions, g.created_at, g.updated_at,
+const groupCols = `g.id, g.user_id, g.name, g.description, g.data, g.meta, g.permissions, g.scim, g.created_at, g.updated_at,
 	(SELECT group_concat(user_id, ',') FROM (SELECT user_id FROM group_members gm WHERE gm.group_id = g.id ORDER BY created_at, user_id))`
 
 func scanGroup(row scanner) (Group, error) {
 	var g Group
-	var data, meta, perms, members sql.NullString
-	err := row.Scan(&g.ID, &g.UserID, &g.Name, &g.Description, &data, &meta, &perms, &g.CreatedAt, &g.UpdatedAt, &members)
+	var data, meta, perms, scim, members sql.NullString
+	err := row.Scan(&g.ID, &g.UserID, &g.Name, &g.Description, &data, &meta, &perms, &scim, &g.CreatedAt, &g.UpdatedAt, &members)
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, ErrNotFound
 	}
-	g.Data, g.Meta, g.Permissions = rawOrNil(data), rawOrNil(meta), rawOrNil(perms)
+	g.Data, g.Meta, g.Permissions, g.SCIM = rawOrNil(data), rawOrNil(meta), rawOrNil(perms), rawOrNil(scim)
 	g.MemberIDs = []string{}
 	if members.String != "" {
 		g.MemberIDs = strings.Split(members.String, ",")
