@@ -85,6 +85,12 @@ func (s *Server) setTokenCookie(w http.ResponseWriter, tok string, exp int64) {
 // answerSession signs u in: a new token, the cookie, and the session answer
 // with the user's effective permissions (sign-in, sign-up, trusted header).
 func (s *Server) answerSession(ctx context.Context, w http.ResponseWriter, u store.User) error {
+	// A deactivated account (SCIM DELETE or active=false) gets no session
+	// by any sign-in path; password sign-in refuses it earlier with the
+	// wrong-password answer, so this guards trusted-header sign-in.
+	if !u.Active {
+		return errorf(http.StatusForbidden, msgAccessProhibited)
+	}
 	_, gp, err := s.store.UserGroups(ctx, u.ID)
 	if err != nil {
 		return err

@@ -10,9 +10,14 @@
 // Access levels mirror Open WebUI's dependencies (COMPAT.md §1.2, §2.6):
 // public (no credential; one is still read if present), anyRole (signed in,
 // pending included), verified (user or admin; pending gets 401) and admin
-// (others get 401, not 403, as Open WebUI answers and clients expect).
+// (others get 401, not 403, as Open WebUI answers and clients expect). Two
+// more belong to SCIM provisioning (scim.go): scimToken (SCIM_ENABLED and the
+// SCIM_TOKEN bearer, compared in constant time; no account credential counts)
+// and scimOpen (the discovery documents; SCIM_ENABLED only).
 //
 // Invariants: a handler never loads an object and checks its owner in Go; the
 // store cannot return what the actor may not see. Error bodies are always
-// {"detail": "..."}; a 500 says only "internal error" and is logged once.
+// {"detail": "..."}, except under /api/v1/scim/v2/, where they are the SCIM
+// Error envelope (which carries "detail" too); a 500 says only "internal
+// error" and is logged once.
 package server

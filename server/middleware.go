@@ -215,6 +215,11 @@ func (s *Server) authenticate(r *http.Request) (*identity, error) {
 			}
 		}
 	}
+	// The account is read fresh on every request, so deactivating it (SCIM
+	// DELETE or active=false, users.active = 0) ends its JWTs and API keys
+	// at once, without a revocation list; live websockets re-run this
+	// check (realtime recheck) and close. Reactivation makes the same
+	// credentials work again, as the provider restoring access expects.
 	if !id.user.Active {
 		return nil, errorf(http.StatusUnauthorized, msgInvalidToken)
 	}

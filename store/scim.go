@@ -191,9 +191,8 @@ func compileSCIMFilter(f SCIMFilter, attr func(string) (scimAttr, bool)) (string
 		if err != nil {
 			return "", nil, err
 		}
-		args = append(append([]any{}, a.args...), args...)
 		if a.exists != "" {
-			return "(" + fmt.Sprintf(a.exists, cond) + ")", args, nil
+			return "(" + strings.Replace(a.exists, "%s", cond, 1) + ")", args, nil
 		}
 		return cond, args, nil
 	case nil:
@@ -206,7 +205,43 @@ func compileSCIMFilter(f SCIMFilter, attr func(string) (scimAttr, bool)) (string
 // parameters come first, added by the caller). String attributes compare
 // case-insensitively unless SCIM defines them case-exact (ids, externalId).
 func compileCompare(a scimAttr, op string, v any) (string, []any, error) {
-	e := a.expr
+	cond, vals, err := compareTemplate(a, op, v)
+	if err != nil {
+		return "", nil, err
+	}
+	sql, args := expandTemplate(cond, a, vals)
+	return sql, args, nil
+}
+
+// expandTemplate puts the attribute's expression in place of each {E} of a
+// comparison template, and binds parameters in the order they appear: the
+// expression's own for each {E}, the comparison's values for each ?.
+func expandTemplate(tmpl string, a scimAttr, vals []any) (string, []any) {
+	var b strings.Builder
+	var args []any
+	for i := 0; i < len(tmpl); {
+		switch {
+		case strings.HasPrefix(tmpl[i:], "{E}"):
+			b.WriteString(a.expr)
+			args = append(args, a.args...)
+			i += 3
+		case tmpl[i] == '?':
+			b.WriteByte('?')
+			args = append(args, vals[0])
+			vals = vals[1:]
+			i++
+		default:
+			b.WriteByte(tmpl[i])
+			i++
+		}
+	}
+	return b.String(), args
+}
+
+// compareTemplate is one comparison with {E} standing for the attribute's
+// expression and ? for the values it returns, in order.
+func compareTemplate(a scimAttr, op string, v any) (string, []any, error) {
+	e := "{E}"
 	bad := func() (string, []any, error) {
 		return "", nil, fmt.Errorf("%w: %s with %T value", ErrInvalidFilter, op, v)
 	}
