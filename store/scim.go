@@ -157,7 +157,9 @@ func groupAttr(name, provider string) (scimAttr, bool) {
 }
 
 // compileSCIMFilter turns a filter into a SQL condition and its parameters.
-// Every comparison yields 0 or 1 (never NULL), so `not` inverts exactly.
+// Comparisons stay bare (no function around the column), so `userName eq`
+// and `displayName eq`, the lookups providers make on every sync, use the
+// unique NOCASE indexes on users.email and groups.name.
 func compileSCIMFilter(f SCIMFilter, attr func(string) (scimAttr, bool)) (string, []any, error) {
 	switch f := f.(type) {
 	case SCIMLogic:
@@ -181,7 +183,9 @@ func compileSCIMFilter(f SCIMFilter, attr func(string) (scimAttr, bool)) (string
 		if err != nil {
 			return "", nil, err
 		}
-		return "(NOT " + x + ")", xa, nil
+		// A comparison is NULL where the attribute is missing; WHERE
+		// treats that as false, and so must `not`, hence the coalesce.
+		return "(NOT coalesce(" + x + ", 0))", xa, nil
 	case SCIMCompare:
 		a, ok := attr(f.Attr)
 		if !ok {
@@ -247,16 +251,16 @@ func compareTemplate(a scimAttr, op string, v any) (string, []any, error) {
 	}
 	if op == "pr" {
 		if a.kind == kindString {
-			return "coalesce((" + e + " IS NOT NULL AND " + e + " <> ''), 0)", nil, nil
+			return "(" + e + " IS NOT NULL AND " + e + " <> '')", nil, nil
 		}
-		return "coalesce((" + e + " IS NOT NULL), 0)", nil, nil
+		return "(" + e + " IS NOT NULL)", nil, nil
 	}
 	if v == nil { // `eq null` is "not present", `ne null` is "present"
 		switch op {
 		case "eq":
-			return "coalesce((" + e + " IS NULL OR " + e + " = ''), 1)", nil, nil
+			return "(" + e + " IS NULL OR " + e + " = '')", nil, nil
 		case "ne":
-			return "coalesce((" + e + " IS NOT NULL AND " + e + " <> ''), 0)", nil, nil
+			return "(" + e + " IS NOT NULL AND " + e + " <> '')", nil, nil
 		}
 		return bad()
 	}
@@ -267,7 +271,7 @@ func compareTemplate(a scimAttr, op string, v any) (string, []any, error) {
 		if !ok || (op != "eq" && op != "ne") {
 			return bad()
 		}
-		return "coalesce((" + e + " " + cmp[op] + " ?), 0)", []any{b}, nil
+		return "(" + e + " " + cmp[op] + " ?)", []any{b}, nil
 	case kindTime:
 		s, ok := v.(string)
 		if !ok {
@@ -296,7 +300,7 @@ func compareTemplate(a scimAttr, op string, v any) (string, []any, error) {
 				c = "<="
 			}
 		}
-		return "coalesce((" + e + " " + c + " ?), 0)", []any{sec}, nil
+		return "(" + e + " " + c + " ?)", []any{sec}, nil
 	}
 	s, ok := v.(string)
 	if !ok {
@@ -307,20 +311,20 @@ func compareTemplate(a scimAttr, op string, v any) (string, []any, error) {
 		coll, low = "", func(x string) string { return x }
 	}
 	if s == "" && (op == "co" || op == "sw" || op == "ew") {
-		return "coalesce((" + e + " IS NOT NULL), 0)", nil, nil
+		return "(" + e + " IS NOT NULL)", nil, nil
 	}
 	switch op {
 	case "eq", "ne", "gt", "ge", "lt", "le":
 		if op == "ne" {
-			return "coalesce((" + e + " IS NOT ?" + coll + "), 1)", []any{s}, nil
+			return "(" + e + " IS NOT ?" + coll + ")", []any{s}, nil
 		}
-		return "coalesce((" + e + " " + cmp[op] + " ?" + coll + "), 0)", []any{s}, nil
+		return "(" + e + " " + cmp[op] + " ?" + coll + ")", []any{s}, nil
 	case "co":
-		return "coalesce((instr(" + low(e) + ", " + low("?") + ") > 0), 0)", []any{s}, nil
+		return "(instr(" + low(e) + ", " + low("?") + ") > 0)", []any{s}, nil
 	case "sw":
-		return "coalesce((substr(" + low(e) + ", 1, length(?)) = " + low("?") + "), 0)", []any{s, s}, nil
+		return "(substr(" + low(e) + ", 1, length(?)) = " + low("?") + ")", []any{s, s}, nil
 	case "ew":
-		return "coalesce((length(" + e + ") >= length(?) AND substr(" + low(e) + ", -length(?)) = " + low("?") + "), 0)",
+		return "(length(" + e + ") >= length(?) AND substr(" + low(e) + ", -length(?)) = " + low("?") + ")",
 			[]any{s, s, s}, nil
 	}
 	return "", nil, fmt.Errorf("%w: unknown operator %q", ErrInvalidFilter, op)
