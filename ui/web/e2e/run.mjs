@@ -525,8 +525,8 @@ async function editBranch({ page, fakeA }) {
   await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(MODEL_A);
   const composer = page.getByRole('textbox', { name: 'Message', exact: true });
   await composer.fill('first draft');
+  const n = fakeA.requests + 1; // the number of the answer this send starts
   await page.getByRole('button', { name: 'Send', exact: true }).click();
-  const n = fakeA.requests; // this answer's number
   await answerDone(page, n);
   const question = (text) => page.getByRole('article').filter({ hasText: text });
   await question('first draft').getByRole('button', { name: 'Edit', exact: true }).click();
