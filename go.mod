@@ -6,6 +6,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/google/uuid v1.6.0
 	github.com/gorilla/websocket v1.5.0
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/olahol/melody v1.1.4
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/crypto v0.58.0

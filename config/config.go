@@ -147,6 +147,7 @@ type Config struct {
 	ChatStreamResponseChunkMaxBufferSize OptionalInt `env:"CHAT_STREAM_RESPONSE_CHUNK_MAX_BUFFER_SIZE"`
 	SchedulerPollInterval                int         `env:"SCHEDULER_POLL_INTERVAL"` // seconds
 	CalendarAlertLookaheadMinutes        int         `env:"CALENDAR_ALERT_LOOKAHEAD_MINUTES"`
+	RAGFileMaxSize                       OptionalInt `env:"RAG_FILE_MAX_SIZE"` // MB
 
 	// Model connections.
 	EnableForwardUserInfoHeaders      bool           `env:"ENABLE_FORWARD_USER_INFO_HEADERS"`

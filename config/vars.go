@@ -181,6 +181,8 @@ func definitions() []Var {
 		v(lim, KindOptionalInt, "CHAT_STREAM_RESPONSE_CHUNK_MAX_BUFFER_SIZE", "", "", "Max streamed chunk bytes; empty or negative = no limit."),
 		v(lim, KindInt, "SCHEDULER_POLL_INTERVAL", "", "10", "Scheduler tick in seconds.").between(1, 0).alias("AUTOMATION_POLL_INTERVAL"),
 		v(lim, KindInt, "CALENDAR_ALERT_LOOKAHEAD_MINUTES", "", "10", "Default reminder window in minutes."),
+		// Open WebUI's rag.file.max_size (COMPAT.md §8.2): stored, admins change it.
+		v(lim, KindOptionalInt, "RAG_FILE_MAX_SIZE", "rag.file.max_size", "", "Largest file upload in MB; empty = unlimited."),
 
 		// Model connections (COMPAT §6.1, §9.5).
 		v(conn, KindBool, "ENABLE_FORWARD_USER_INFO_HEADERS", "", "false", "Send user/chat identity headers upstream."),

@@ -14,6 +14,7 @@ type authzRow struct {
 	pattern string                  // exactly as in routes.go
 	path    func(f *fixture) string // concrete path; nil = the pattern's path
 	body    string                  // JSON body for POST/PUT/PATCH
+	ctype   string                  // Content-Type of body when not JSON
 	setup   func(f *fixture)        // optional: prepares state before the call
 	want    [5]int
 	env     map[string]string // optional: the fixture's environment
@@ -26,7 +27,7 @@ type authzRow struct {
 // next to its handlers' tests.
 func authzRows() []authzRow {
 	var rows []authzRow
-	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(), authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows(), authzSCIMRows()} {
+	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(), authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows(), authzSCIMRows(), authzFilesRows(), authzKnowledgeRows()} {
 		rows = append(rows, part...)
 	}
 	return rows
@@ -84,7 +85,7 @@ func TestAuthzMatrix(t *testing.T) {
 				if i < len(callers) {
 					who, want, tok = callers[i], row.want[i], [5]string{"", f.pendingTok, f.userTok, f.otherTok, f.adminTok}[i]
 				}
-				w := f.do(method, path, tok, row.body)
+				w := f.doH(method, path, row.body, map[string]string{"Authorization": bearer(tok), "Content-Type": row.ctype})
 				if w.Code != want {
 					t.Errorf("%s %s as %s: status %d, want %d; body %.200s", method, path, who, w.Code, want, w.Body.String())
 				}

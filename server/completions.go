@@ -46,11 +46,13 @@ func (s *Server) initPipeline(ctx context.Context, d Deps) error {
 	return nil
 }
 
-// WaitTasks waits until every running generation has finished (after the
-// context given to New was cancelled they stop and store what they have).
-// Call it after http.Server.Shutdown and before closing the store, so no
-// final write of an async generation is lost.
-func (s *Server) WaitTasks(ctx context.Context) error { return s.pipeline.Tasks().Wait(ctx) }
+// WaitTasks waits until every running generation and file processing has
+// finished (after the context given to New was cancelled they stop and
+// store what they have). Call it after http.Server.Shutdown and before
+// closing the store, so no final write of an async task is lost.
+func (s *Server) WaitTasks(ctx context.Context) error {
+	return errors.Join(s.pipeline.Tasks().Wait(ctx), s.ingest.Wait(ctx))
+}
 
 // pipelineResolver resolves through the model registry at call time (or
 // the test hook).

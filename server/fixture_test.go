@@ -70,10 +70,21 @@ func emptyFixture(t testing.TB, env map[string]string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, Deps{Store: st, Settings: settings, Tokens: tokens, Passwords: auth.NewPasswords(4), Version: "test"})
+	// The server's background work (file processing, generations) ends
+	// with this context; the cleanup waits for it before the store closes
+	// (cleanups run last-registered first).
+	srvCtx, cancel := context.WithCancel(ctx)
+	srv, err := New(srvCtx, Deps{Store: st, Settings: settings, Tokens: tokens, Passwords: auth.NewPasswords(4), Version: "test"})
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		cancel()
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer wcancel()
+		srv.WaitTasks(wctx)
+	})
 	return &fixture{t: t, store: st, settings: settings, srv: srv, tokens: tokens}
 }
 

@@ -255,18 +255,24 @@ func (f *modelForm) baseID() (*string, error) {
 // read, {} = private, {read|write: {group_ids, user_ids}}). nil when
 // neither is given.
 func (f *modelForm) grants() (*[]store.Grant, error) {
-	if f.AccessGrants != nil {
-		out := make([]store.Grant, 0, len(*f.AccessGrants))
-		for _, g := range *f.AccessGrants {
+	return parseGrants(f.AccessGrants, f.AccessControl)
+}
+
+// parseGrants reads access_grants, or else the legacy access_control, of
+// a model or knowledge form. nil when neither is given.
+func parseGrants(accessGrants *[]grantForm, accessControl json.RawMessage) (*[]store.Grant, error) {
+	if accessGrants != nil {
+		out := make([]store.Grant, 0, len(*accessGrants))
+		for _, g := range *accessGrants {
 			out = append(out, store.Grant{PrincipalType: g.PrincipalType, PrincipalID: g.PrincipalID, Permission: g.Permission})
 		}
 		return &out, nil
 	}
-	if f.AccessControl == nil {
+	if accessControl == nil {
 		return nil, nil
 	}
 	out := []store.Grant{}
-	if string(f.AccessControl) == "null" {
+	if string(accessControl) == "null" {
 		out = append(out, store.Grant{PrincipalType: store.PrincipalUser, PrincipalID: store.Everyone, Permission: store.PermRead})
 		return &out, nil
 	}
@@ -274,7 +280,7 @@ func (f *modelForm) grants() (*[]store.Grant, error) {
 		GroupIDs []string `json:"group_ids"`
 		UserIDs  []string `json:"user_ids"`
 	}
-	if err := json.Unmarshal(f.AccessControl, &ac); err != nil {
+	if err := json.Unmarshal(accessControl, &ac); err != nil {
 		return nil, errorf(http.StatusUnprocessableEntity, "Field %q must be an object or null", "access_control")
 	}
 	for _, perm := range []string{store.PermRead, store.PermWrite} {
@@ -365,10 +371,16 @@ func encodeJSON(v any) json.RawMessage {
 // everyone, without access_grants.allow_users no grant to single users.
 // Admins give anything.
 func (s *Server) filterGrants(id *identity, gs *[]store.Grant) *[]store.Grant {
+	return s.filterGrantsFor(id, gs, "sharing.public_models")
+}
+
+// filterGrantsFor is filterGrants with the permission that allows a grant
+// to everyone ("sharing.public_knowledge" for collections).
+func (s *Server) filterGrantsFor(id *identity, gs *[]store.Grant, publicPerm string) *[]store.Grant {
 	if gs == nil || id.actor.IsAdmin() {
 		return gs
 	}
-	public, users := s.allowed(id, "sharing.public_models"), s.allowed(id, "access_grants.allow_users")
+	public, users := s.allowed(id, publicPerm), s.allowed(id, "access_grants.allow_users")
 	out := make([]store.Grant, 0, len(*gs))
 	for _, g := range *gs {
 		if g.PrincipalType == store.PrincipalUser {

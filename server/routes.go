@@ -165,6 +165,27 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /api/v1/messages", access: verified, h: s.handleMessages, body: chatBodyLimit},
 		{pattern: "POST /api/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
 		{pattern: "POST /api/v1/embeddings", access: verified, h: s.handleEmbeddings, body: chatBodyLimit},
+
+		// Files (files.go). The upload has no body limit here: the store
+		// streams it and enforces RAG_FILE_MAX_SIZE piece by piece.
+		{pattern: "POST /api/v1/files/", access: verified, h: s.handleUploadFile, body: -1},
+		{pattern: "GET /api/v1/files/", access: verified, h: s.handleListFiles},
+		{pattern: "DELETE /api/v1/files/all", access: admin, h: s.handleDeleteAllFiles},
+		{pattern: "GET /api/v1/files/{id}", access: verified, h: s.handleGetFile},
+		{pattern: "GET /api/v1/files/{id}/content", access: verified, h: s.handleGetFileContent},
+		{pattern: "GET /api/v1/files/{id}/data/content", access: verified, h: s.handleGetFileDataContent},
+		{pattern: "GET /api/v1/files/{id}/process/status", access: verified, h: s.handleFileStatus},
+		{pattern: "DELETE /api/v1/files/{id}", access: verified, h: s.handleDeleteFile},
+
+		// Knowledge collections (knowledge.go).
+		{pattern: "GET /api/v1/knowledge/", access: verified, h: s.handleListKnowledge},
+		{pattern: "POST /api/v1/knowledge/create", access: verified, h: s.handleCreateKnowledge},
+		{pattern: "GET /api/v1/knowledge/{id}", access: verified, h: s.handleGetKnowledge},
+		{pattern: "POST /api/v1/knowledge/{id}/update", access: verified, h: s.handleUpdateKnowledge},
+		{pattern: "POST /api/v1/knowledge/{id}/access/update", access: verified, h: s.handleUpdateKnowledgeAccess},
+		{pattern: "POST /api/v1/knowledge/{id}/file/add", access: verified, h: s.handleAddKnowledgeFile},
+		{pattern: "POST /api/v1/knowledge/{id}/file/remove", access: verified, h: s.handleRemoveKnowledgeFile},
+		{pattern: "DELETE /api/v1/knowledge/{id}/delete", access: verified, h: s.handleDeleteKnowledge},
 	}
 	// SCIM 2.0 provisioning (scim.go); the router answers 401 while
 	// SCIM_ENABLED is off (COMPAT.md decision 3).

@@ -11,6 +11,7 @@ import (
 
 	"hearth/auth"
 	"hearth/config"
+	"hearth/ingest"
 	"hearth/store"
 )
 
@@ -59,6 +60,8 @@ type Server struct {
 	realtimeState // ws.go: live connections and event fan-out
 	pipelineState // completions.go: completion pipeline and task registry
 
+	ingest *ingest.Queue // files.go: file processing
+
 	touchMu sync.Mutex
 	touched map[string]int64 // user or key id → last recorded activity (s)
 }
@@ -87,6 +90,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		return nil, err
 	}
 	if err := s.initPipeline(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.initFiles(ctx, d); err != nil {
 		return nil, err
 	}
 	s.routes = s.routeTable()

@@ -1,0 +1,27 @@
+// Package ingest owns turning an uploaded file into text and, later, into
+// searchable chunks: extract (txt, md, csv, json, code, html, pdf, docx) →
+// chunk → embed → store + index, and the bounded background queue that
+// runs it with the file's processing status (SPEC.md §3 "File
+// processing").
+//
+// This slice extracts text only. Chunking, embeddings and vectors plug in
+// through the Indexer interface; with no Indexer configured a file is
+// completed once its text is extracted (Open WebUI's
+// BYPASS_EMBEDDING_AND_RETRIEVAL behaviour), and nothing pretends to index.
+//
+// Invariants:
+//   - a file's bytes are read from the store piece by piece (io.ReaderAt
+//     for PDF and DOCX, a stream otherwise), never loaded whole for the
+//     formats that do not need it;
+//   - an extractor never panics on hostile input: malformed PDF, DOCX and
+//     HTML end in an error (a panic inside the PDF library is recovered),
+//     and every extractor stops when its context is cancelled between pages
+//     or parts;
+//   - at most Options.Workers files are processed at once, background and
+//     foreground together; workers exist only while there is work, and Wait
+//     returns once they have all stopped (after the Context given to New is
+//     cancelled, unfinished files stay pending and Start resumes them at the
+//     next start);
+//   - every status change is announced on Changes, so waiters block on a
+//     channel instead of polling.
+package ingest
