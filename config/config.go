@@ -167,6 +167,13 @@ type Config struct {
 	EnableTitleGeneration    bool   `env:"ENABLE_TITLE_GENERATION"`
 	EnableTagsGeneration     bool   `env:"ENABLE_TAGS_GENERATION"`
 	EnableFollowUpGeneration bool   `env:"ENABLE_FOLLOW_UP_GENERATION"`
+
+	// Retrieval during chat.
+	RAGTemplate                 string `env:"RAG_TEMPLATE"`
+	RAGFullContext              bool   `env:"RAG_FULL_CONTEXT"`
+	BypassEmbeddingAndRetrieval bool   `env:"BYPASS_EMBEDDING_AND_RETRIEVAL"`
+	RAGSystemContext            bool   `env:"RAG_SYSTEM_CONTEXT"`
+	RAGContextMaxChars          int    `env:"RAG_CONTEXT_MAX_CHARS"`
 }
 
 // JWTExpiry returns the token lifetime from JWTExpiresIn; noExpiry means issue tokens

@@ -42,6 +42,7 @@ func definitions() []Var {
 		lim   = SectionLimits
 		conn  = SectionConnections
 		task  = SectionTasks
+		rag   = SectionRAG
 	)
 	return []Var{
 		// Process-level and bootstrap settings: env only (see doc.go for why).
@@ -202,5 +203,12 @@ func definitions() []Var {
 		v(task, KindBool, "ENABLE_TITLE_GENERATION", "task.title.enable", "true", "Automatic chat titles."),
 		v(task, KindBool, "ENABLE_TAGS_GENERATION", "task.tags.enable", "true", "Automatic chat tags."),
 		v(task, KindBool, "ENABLE_FOLLOW_UP_GENERATION", "task.follow_up.enable", "true", "Suggested follow-up questions."),
+
+		// Retrieval during chat (COMPAT §8.4, §8.8).
+		v(rag, KindString, "RAG_TEMPLATE", "rag.template", "", "Prompt template for retrieved sources ({{CONTEXT}}, {{QUERY}}); empty = the built-in one."),
+		v(rag, KindBool, "RAG_FULL_CONTEXT", "rag.full_context", "false", "Send whole documents instead of the top-k chunks."),
+		v(rag, KindBool, "BYPASS_EMBEDDING_AND_RETRIEVAL", "rag.bypass_embedding_and_retrieval", "false", "Extract text only (no vectors); chats get whole documents."),
+		v(rag, KindBool, "RAG_SYSTEM_CONTEXT", "", "false", "Put retrieved sources in the system message instead of the last user message."),
+		v(rag, KindInt, "RAG_CONTEXT_MAX_CHARS", "rag.context_max_chars", "100000", "Most characters of sources sent with one completion (Hearth); the rest is cut with a note.").between(1, 0),
 	}
 }

@@ -36,6 +36,7 @@ type pipelineState struct {
 func (s *Server) initPipeline(ctx context.Context, d Deps) error {
 	s.pipeline = chat.New(chat.Options{
 		Store:      d.Store,
+		Files:      d.Store,
 		Resolver:   pipelineResolver{s},
 		Emitter:    pipelineEmitter{s},
 		HTTPClient: d.HTTPClient,
@@ -93,18 +94,21 @@ func (s *Server) chatSettings() chat.Settings {
 		maxLine = 0
 	}
 	return chat.Settings{
-		DeltaChunkSize:    c.ChatResponseStreamDeltaChunkSize,
-		MaxLineSize:       maxLine,
-		RealtimeSave:      c.EnableRealtimeChatSave,
-		ReleaseChannel:    c.ReleaseChannel,
-		TaskModel:         c.TaskModel,
-		TaskModelExternal: c.TaskModelExternal,
-		EnableTitle:       c.EnableTitleGeneration,
-		EnableTags:        c.EnableTagsGeneration,
-		EnableFollowUps:   c.EnableFollowUpGeneration,
-		TitleTemplate:     s.settingString("TITLE_GENERATION_PROMPT_TEMPLATE"),
-		TagsTemplate:      s.settingString("TAGS_GENERATION_PROMPT_TEMPLATE"),
-		FollowUpTemplate:  s.settingString("FOLLOW_UP_GENERATION_PROMPT_TEMPLATE"),
+		DeltaChunkSize:     c.ChatResponseStreamDeltaChunkSize,
+		MaxLineSize:        maxLine,
+		RealtimeSave:       c.EnableRealtimeChatSave,
+		ReleaseChannel:     c.ReleaseChannel,
+		TaskModel:          c.TaskModel,
+		TaskModelExternal:  c.TaskModelExternal,
+		EnableTitle:        c.EnableTitleGeneration,
+		EnableTags:         c.EnableTagsGeneration,
+		EnableFollowUps:    c.EnableFollowUpGeneration,
+		TitleTemplate:      s.settingString("TITLE_GENERATION_PROMPT_TEMPLATE"),
+		TagsTemplate:       s.settingString("TAGS_GENERATION_PROMPT_TEMPLATE"),
+		FollowUpTemplate:   s.settingString("FOLLOW_UP_GENERATION_PROMPT_TEMPLATE"),
+		RAGTemplate:        c.RAGTemplate,
+		RAGSystemContext:   c.RAGSystemContext,
+		RAGContextMaxChars: c.RAGContextMaxChars,
 	}
 }
 
