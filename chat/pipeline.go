@@ -49,6 +49,10 @@ type Settings struct {
 	RAGTemplate        string
 	RAGSystemContext   bool
 	RAGContextMaxChars int
+	// RAGSearch: an embedding engine is usable and RAG_FULL_CONTEXT is off,
+	// so items get their RAGTopK (RAG_TOP_K) nearest chunks.
+	RAGSearch bool
+	RAGTopK   int
 }
 
 // Options configure a Pipeline.
@@ -58,6 +62,8 @@ type Options struct {
 	// Files gives retrieval the request's files and collections; nil: the
 	// request's `files` are ignored.
 	Files FileStore
+	// Searcher finds chunks for Settings.RAGSearch (nil: whole documents).
+	Searcher Searcher
 	// Emitter may be nil: events are then dropped.
 	Emitter    Emitter
 	HTTPClient *http.Client

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"hearth/ingest"
 	"hearth/llm"
 	"hearth/store"
 )
@@ -50,6 +51,13 @@ type FileStore interface {
 	RetrievalKnowledge(ctx context.Context, actor store.Actor, id string) (store.Knowledge, error)
 }
 
+// Searcher finds the chunks of files nearest to a query
+// (*ingest.VectorIndex has it): hits best first, and which of the files
+// have vectors of the current model.
+type Searcher interface {
+	Search(ctx context.Context, actor store.Actor, query string, fileIDs []string, k int) ([]ingest.Hit, map[string]bool, error)
+}
+
 // DefaultRAGContextMaxChars is the default of RAG_CONTEXT_MAX_CHARS.
 const DefaultRAGContextMaxChars = 100_000
 
@@ -84,25 +92,30 @@ Provide a clear and direct response to the user's query, including inline citati
 // Source is one source object (COMPAT §8.8): the request item as sent, its
 // documents and one metadata object per document.
 type Source struct {
-	Source   json.RawMessage `json:"source"`
-	Document []string        `json:"document"`
-	Metadata []DocMeta       `json:"metadata"`
+	Source    json.RawMessage `json:"source"`
+	Document  []string        `json:"document"`
+	Metadata  []DocMeta       `json:"metadata"`
+	Distances []float32       `json:"distances,omitempty"` // relevance of each chunk found by search
 
-	name, id string // the item's name and id (the <source> name, the event filter)
+	name, id string       // the item's name and id (the <source> name, the event filter)
+	full     bool         // the item asks for whole documents (context: "full")
+	files    []store.File // the item's readable, processed files
 }
 
 // DocMeta is a document's metadata: for whole documents Open WebUI sets
 // {file_id, name, source} with source = the file name (which also numbers
 // the citations: documents of one source name share an id).
 type DocMeta struct {
-	FileID string `json:"file_id"`
-	Name   string `json:"name"`
-	Source string `json:"source"`
+	FileID     string `json:"file_id"`
+	Name       string `json:"name"`
+	Source     string `json:"source"`
+	StartIndex *int   `json:"start_index,omitempty"` // chunks found by search
 }
 
 // fileItem is the part of a request `files` item retrieval reads.
 type fileItem struct {
 	Type            string   `json:"type"`
+	Context         string   `json:"context"`
 	ID              string   `json:"id"`
 	Name            string   `json:"name"`
 	CollectionName  string   `json:"collection_name"`
@@ -158,7 +171,7 @@ func (p *Pipeline) retrieve(ctx context.Context, actor store.Actor, raw json.Raw
 	}
 	var out []Source
 	for i, fi := range parsed {
-		src := Source{Source: items[i], name: fi.Name, id: fi.ID}
+		src := Source{Source: items[i], name: fi.Name, id: fi.ID, full: fi.Context == "full"}
 		switch {
 		case fi.Type == "file":
 			if f, ok := files[fi.ID]; ok {
@@ -181,11 +194,18 @@ func (p *Pipeline) retrieve(ctx context.Context, actor store.Actor, raw json.Raw
 				}
 			}
 		}
-		if len(src.Document) > 0 {
+		if len(src.files) > 0 {
 			out = append(out, src)
 		}
 	}
-	out = applyBudget(out, s.RAGContextMaxChars)
+	p.fillDocuments(ctx, actor, out, lastUserText(pr.messages), s)
+	withDocs := out[:0]
+	for _, src := range out {
+		if len(src.Document) > 0 {
+			withDocs = append(withDocs, src)
+		}
+	}
+	out = applyBudget(withDocs, s.RAGContextMaxChars)
 	if len(out) == 0 {
 		return nil, nil
 	}
@@ -229,14 +249,69 @@ func (p *Pipeline) addCollection(ctx context.Context, actor store.Actor, src *So
 	return nil
 }
 
-// add appends a file's whole text as a document.
-func (s *Source) add(f store.File) {
+// add records one of the item's files.
+func (s *Source) add(f store.File) { s.files = append(s.files, f) }
+
+// addWhole appends a file's whole text as a document.
+func (s *Source) addWhole(f store.File) {
 	text := ""
 	if f.Content != nil {
 		text = *f.Content
 	}
 	s.Document = append(s.Document, text)
 	s.Metadata = append(s.Metadata, DocMeta{FileID: f.ID, Name: f.Filename, Source: f.Filename})
+}
+
+// fillDocuments gives each source its documents: with search on
+// (Settings.RAGSearch: an embedding engine is usable and RAG_FULL_CONTEXT is
+// off) and an item that does not ask for context "full", the top k chunks
+// of its files nearest to the query (the last user message), with their
+// scores as distances; files without vectors of the current model
+// (processed before an engine was configured, or with another model) are
+// used whole, so configuring an engine never makes a file vanish from
+// chats. A failed search (the embedding server is down) falls back to whole
+// documents for the request, with a warning in the log: an answer without
+// the files would be silently wrong.
+func (p *Pipeline) fillDocuments(ctx context.Context, actor store.Actor, srcs []Source, query string, s Settings) {
+	search := s.RAGSearch && p.o.Searcher != nil && strings.TrimSpace(query) != ""
+	for i := range srcs {
+		src := &srcs[i]
+		if !search || src.full {
+			for _, f := range src.files {
+				src.addWhole(f)
+			}
+			continue
+		}
+		ids := make([]string, len(src.files))
+		byID := make(map[string]store.File, len(src.files))
+		for j, f := range src.files {
+			ids[j] = f.ID
+			byID[f.ID] = f
+		}
+		hits, indexed, err := p.o.Searcher.Search(ctx, actor, query, ids, max(s.RAGTopK, 1))
+		if err != nil {
+			p.log.Warn("retrieval search failed; sending whole documents", "err", err)
+			for _, f := range src.files {
+				src.addWhole(f)
+			}
+			continue
+		}
+		for _, h := range hits {
+			f := byID[h.FileID]
+			start := h.Start
+			src.Document = append(src.Document, h.Text)
+			src.Metadata = append(src.Metadata, DocMeta{FileID: f.ID, Name: f.Filename, Source: f.Filename, StartIndex: &start})
+			src.Distances = append(src.Distances, h.Score)
+		}
+		for _, f := range src.files {
+			if !indexed[f.ID] {
+				src.addWhole(f)
+				if len(src.Distances) > 0 {
+					src.Distances = append(src.Distances, 1)
+				}
+			}
+		}
+	}
 }
 
 // fileContext reports the model capability file_context (default true).
@@ -276,13 +351,16 @@ func applyBudget(srcs []Source, limit int) []Source {
 			continue
 		}
 		kept := s
-		kept.Document, kept.Metadata = nil, nil
+		kept.Document, kept.Metadata, kept.Distances = nil, nil, nil
 		for j, d := range s.Document {
 			if cut >= 0 {
 				omitted += utf8.RuneCountInString(d)
 				continue
 			}
 			n := utf8.RuneCountInString(d)
+			if j < len(s.Distances) {
+				kept.Distances = append(kept.Distances, s.Distances[j])
+			}
 			if n <= left {
 				left -= n
 				kept.Document = append(kept.Document, d)

@@ -3,9 +3,11 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
+	"hearth/ingest"
 	"hearth/store"
 )
 
@@ -299,5 +301,51 @@ func TestRetrievalFileContextOff(t *testing.T) {
 	h.mustComplete(`{"model":"gpt","messages":[{"role":"user","content":"q"}],"files":[{"type":"file","id":"f1"}]}`)
 	if msgs := sentMessages(t, up, 0); msgs[0]["content"] != "q" {
 		t.Errorf("prompt changed: %v", msgs)
+	}
+}
+
+// fakeSearcher returns fixed hits for f1 and reports f1 as the only
+// indexed file; err makes it fail.
+type fakeSearcher struct {
+	err   error
+	query string
+}
+
+func (f *fakeSearcher) Search(_ context.Context, _ store.Actor, query string, ids []string, k int) ([]ingest.Hit, map[string]bool, error) {
+	f.query = query
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	return []ingest.Hit{{FileID: "f1", Start: 7, Text: "chunk", Score: 0.75}}, map[string]bool{"f1": true}, nil
+}
+
+// Search mode: the item gets its chunks with distances and start_index; a
+// file without vectors is used whole; a failed search falls back to whole
+// documents.
+func TestRetrievalSearch(t *testing.T) {
+	h := newHarness(t)
+	fs := &fakeSearcher{}
+	h.p.o.Searcher = fs
+	h.set(func(s *Settings) { s.RAGSearch = true; s.RAGTopK = 3 })
+	up := newUpstream(t, serveFixture(t, "11-v1-chat-nostream.http"))
+	h.addModel("gpt", openAITarget(up))
+	h.mkFile(h.user, "f1", "one.txt", "the whole first file", store.FileCompleted)
+	h.mkFile(h.user, "f2", "two.txt", "older file", store.FileCompleted)
+	k := h.mkCollection(h.user, "K", nil, "f1", "f2")
+	_, body := h.mustComplete(`{"model":"gpt","messages":[{"role":"user","content":"find it"}],"files":[{"type":"collection","id":"` + k + `"}]}`)
+	if fs.query != "find it" {
+		t.Errorf("query %q", fs.query)
+	}
+	want := ragUserContent(`<source id="1">chunk</source>`+"\n"+`<source id="2">older file</source>`+"\n", "find it")
+	if got := sentMessages(t, up, 0)[0]["content"]; got != want {
+		t.Errorf("prompt %q", got)
+	}
+	if !strings.Contains(body, `"metadata":[{"file_id":"f1","name":"one.txt","source":"one.txt","start_index":7},{"file_id":"f2","name":"two.txt","source":"two.txt"}],"distances":[0.75,1]`) {
+		t.Errorf("sources %s", body)
+	}
+	fs.err = errors.New("embedding server down")
+	h.mustComplete(`{"model":"gpt","messages":[{"role":"user","content":"find it"}],"files":[{"type":"file","id":"f1"}]}`)
+	if got := sentMessages(t, up, 1)[0]["content"].(string); !strings.Contains(got, `<source id="1">the whole first file</source>`) {
+		t.Errorf("fallback prompt %q", got)
 	}
 }

@@ -37,6 +37,7 @@ func (s *Server) initPipeline(ctx context.Context, d Deps) error {
 	s.pipeline = chat.New(chat.Options{
 		Store:      d.Store,
 		Files:      d.Store,
+		Searcher:   s.vindex,
 		Resolver:   pipelineResolver{s},
 		Emitter:    pipelineEmitter{s},
 		HTTPClient: d.HTTPClient,
@@ -109,6 +110,8 @@ func (s *Server) chatSettings() chat.Settings {
 		RAGTemplate:        c.RAGTemplate,
 		RAGSystemContext:   c.RAGSystemContext,
 		RAGContextMaxChars: c.RAGContextMaxChars,
+		RAGSearch:          !c.RAGFullContext && s.embedConfig().Usable(),
+		RAGTopK:            c.RAGTopK,
 	}
 }
 

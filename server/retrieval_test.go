@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -119,5 +120,89 @@ func TestCompletionsRetrieval(t *testing.T) {
 	// share citation id 1 (same source name).
 	if strings.Count(lastUser(), `<source id="1">top secret</source>`) != 2 {
 		t.Errorf("file readable through the collection: %q", lastUser())
+	}
+}
+
+// With an embedding engine (an OpenAI-compatible embeddings server faked
+// here), an uploaded file is chunked and embedded, and a completion gets
+// the RAG_TOP_K chunks nearest to the question, with their scores; an item
+// with context "full" still gets the whole text.
+func TestCompletionsRetrievalTopK(t *testing.T) {
+	keywords := []string{"apple", "banana", "cherry"}
+	embed := func(s string) []float32 {
+		v := []float32{0.1}
+		for _, k := range keywords {
+			v = append(v, float32(strings.Count(strings.ToLower(s), k)))
+		}
+		return v
+	}
+	emb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if r.URL.Path != "/v1/embeddings" || req.Model != "fruity" || r.Header.Get("Authorization") != "Bearer emb-key" {
+			http.Error(w, `{"error":{"message":"unexpected request"}}`, 400)
+			return
+		}
+		var data []map[string]any
+		for i, in := range req.Input {
+			data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": embed(in)})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model})
+	}))
+	t.Cleanup(emb.Close)
+	var mu sync.Mutex
+	var prompts []string
+	f, _ := completionFixture(t, map[string]string{
+		"RAG_EMBEDDING_ENGINE": "openai", "RAG_EMBEDDING_MODEL": "fruity", "RAG_TOP_K": "1",
+		"RAG_OPENAI_API_BASE_URL": emb.URL + "/v1", "RAG_OPENAI_API_KEY": "emb-key",
+	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
+		mu.Unlock()
+		fixtureHandler(t, "11-v1-chat-nostream.http")(w, r)
+	}), nil)
+	doc := "# Apples\nAn apple a day.\n\n# Bananas\nA banana is yellow.\n\n# Cherries\nCherry jam."
+	up := f.mkFile(f.userTok, "fruit.md", "text/markdown", doc)
+	if up.Data.Status != "completed" {
+		t.Fatalf("upload %+v", up)
+	}
+	w := f.do("POST", "/api/chat/completions", f.userTok, `{"model":"gpt","messages":[{"role":"user","content":"Which fruit is yellow? The banana?"}],`+
+		`"files":[{"type":"file","id":"`+up.ID+`","name":"fruit.md"}]}`)
+	expect(t, w, 200, "")
+	var ans struct {
+		Sources []struct {
+			Document  []string         `json:"document"`
+			Metadata  []map[string]any `json:"metadata"`
+			Distances []float64        `json:"distances"`
+		} `json:"sources"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &ans)
+	if len(ans.Sources) != 1 || len(ans.Sources[0].Document) != 1 || ans.Sources[0].Document[0] != "# Bananas\nA banana is yellow." ||
+		len(ans.Sources[0].Distances) != 1 || ans.Sources[0].Distances[0] < 0.5 || ans.Sources[0].Metadata[0]["start_index"] != 0.0 {
+		t.Fatalf("sources %s", w.Body.String())
+	}
+	mu.Lock()
+	last := prompts[len(prompts)-1]
+	mu.Unlock()
+	if !strings.Contains(last, `<source id="1" name="fruit.md"># Bananas`+"\nA banana is yellow.</source>\n") || strings.Contains(last, "apple a day") {
+		t.Errorf("prompt %q", last)
+	}
+
+	// context: "full" sends the whole document.
+	f.do("POST", "/api/chat/completions", f.userTok, `{"model":"gpt","messages":[{"role":"user","content":"banana?"}],`+
+		`"files":[{"type":"file","id":"`+up.ID+`","context":"full"}]}`)
+	mu.Lock()
+	last = prompts[len(prompts)-1]
+	mu.Unlock()
+	if !strings.Contains(last, `<source id="1">`+doc+`</source>`) {
+		t.Errorf("full context prompt %q", last)
 	}
 }
