@@ -10,5 +10,6 @@
 //   - a search is exact: it scores every vector of the named collections
 //     and keeps the top k (8-way unrolled dot product, a k-sized heap);
 //   - a collection is loaded at most once at a time (concurrent searches
-//     wait for the same load), and Drop makes the next search reload it.
+//     wait for the same load), and Drop makes the next search reload it;
+//     a failed or empty load is not kept.
 package vector

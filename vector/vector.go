@@ -142,10 +142,13 @@ func (ix *Index) get(ctx context.Context, name string, load Loader) (*collection
 		ix.mu.Unlock()
 		c.fill(ctx, name, load)
 		close(c.ready)
-		if c.err != nil {
+		// A failed load is retried next time, and so is an empty one: it
+		// costs little, and a collection read before its vectors were
+		// written (or by a caller who saw none) must not stay empty.
+		if c.err != nil || len(c.keys) == 0 {
 			ix.mu.Lock()
 			if ix.cols[name] == c {
-				delete(ix.cols, name) // a failed load is retried next time
+				delete(ix.cols, name)
 			}
 			ix.mu.Unlock()
 		}

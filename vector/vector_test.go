@@ -90,6 +90,21 @@ func TestSearchExact(t *testing.T) {
 	}
 }
 
+// An empty load is not kept: the next search reads the collection again.
+func TestSearchEmptyNotCached(t *testing.T) {
+	ix := New()
+	var entries []Entry
+	load := func(context.Context, string) ([]Entry, error) { return entries, nil }
+	if got, _ := ix.Search(context.Background(), []string{"x"}, load, []float32{1, 0}, 1); len(got) != 0 || ix.Size("x") != 0 {
+		t.Fatalf("%v", got)
+	}
+	entries = []Entry{{Key: 4, Vec: []float32{0, 2}}}
+	got, _ := ix.Search(context.Background(), []string{"x"}, load, []float32{1, 0}, 1)
+	if len(got) != 1 || got[0].Key != 4 || ix.Size("x") != 1 {
+		t.Fatalf("after vectors were written: %v", got)
+	}
+}
+
 func TestSearchLoadError(t *testing.T) {
 	ix := New()
 	boom := errors.New("boom")
