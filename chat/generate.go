@@ -216,11 +216,29 @@ func (g *generation) run(ctx context.Context) {
 			}
 		}
 	}()
+	g.sendSources(ctx)
 	if !g.generate(ctx) {
 		return
 	}
 	g.outlet()
 	g.background(ctx)
+}
+
+// sendSources tells the browser what retrieval found and stores it on the
+// message (COMPAT §8.8, §4.7): status {action: "sources_retrieved", count,
+// done: true} (kept in statusHistory by the emitter), then
+// chat:completion {sources}, and `sources` written on the message.
+func (g *generation) sendSources(ctx context.Context) {
+	if g.pr.rag == nil {
+		return
+	}
+	g.emit("status", map[string]any{"action": "sources_retrieved", "count": g.pr.rag.count, "done": true})
+	sources := g.pr.rag.sourcesJSON()
+	if len(sources) == 0 {
+		return
+	}
+	g.emit("chat:completion", map[string]any{"sources": sources})
+	g.write(ctx, map[string]any{"sources": sources}, "sources")
 }
 
 // generate calls the upstream and consumes its answer; false when it ended

@@ -282,7 +282,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	pctx, cancel := context.WithCancel(ctx)
-	h.p = New(Options{Store: h.st, Resolver: h.res, Emitter: h.em, Settings: func() Settings { return *h.settings.Load() },
+	h.p = New(Options{Store: h.st, Files: h.st, Resolver: h.res, Emitter: h.em, Settings: func() Settings { return *h.settings.Load() },
 		Context: pctx, Now: func() time.Time { return h.now }})
 	t.Cleanup(func() {
 		cancel()

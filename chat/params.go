@@ -58,6 +58,8 @@ type prepared struct {
 	messages []llm.Object
 	// requestMessages is the request's `messages` as sent (the outlet event).
 	requestMessages json.RawMessage
+	// rag is what retrieval found (nil: no sources).
+	rag *retrieval
 }
 
 // readMeta pops the pipeline's own fields off body and returns them.

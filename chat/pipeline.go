@@ -42,12 +42,28 @@ type Settings struct {
 	EnableTitle, EnableTags, EnableFollowUps bool
 	// Prompt templates of the background tasks; "" = the built-in ones.
 	TitleTemplate, TagsTemplate, FollowUpTemplate string
+
+	// Retrieval (COMPAT §8.8). RAGTemplate is RAG_TEMPLATE ("" = the
+	// built-in one); RAGSystemContext is RAG_SYSTEM_CONTEXT;
+	// RAGContextMaxChars is RAG_CONTEXT_MAX_CHARS (<= 0 = the default).
+	RAGTemplate        string
+	RAGSystemContext   bool
+	RAGContextMaxChars int
+	// RAGSearch: an embedding engine is usable and RAG_FULL_CONTEXT is off,
+	// so items get their RAGTopK (RAG_TOP_K) nearest chunks.
+	RAGSearch bool
+	RAGTopK   int
 }
 
 // Options configure a Pipeline.
 type Options struct {
 	Store    Store
 	Resolver Resolver
+	// Files gives retrieval the request's files and collections; nil: the
+	// request's `files` are ignored.
+	Files FileStore
+	// Searcher finds chunks for Settings.RAGSearch (nil: whole documents).
+	Searcher Searcher
 	// Emitter may be nil: events are then dropped.
 	Emitter    Emitter
 	HTTPClient *http.Client
@@ -141,6 +157,9 @@ func (p *Pipeline) Complete(ctx context.Context, req Request) (*Response, error)
 		return nil, err
 	}
 	pr.requestMessages = body.Get("messages")
+	if pr.rag, err = p.retrieve(ctx, req.Actor, body.Get("files"), t, pr, s); err != nil {
+		return nil, err
+	}
 	if meta.ChatID == "" && string(body.Get("parent_id")) == "null" {
 		if err := p.createChat(ctx, req.Actor, t, body, pr); err != nil {
 			return nil, err
@@ -210,7 +229,7 @@ func (p *Pipeline) stored(ctx context.Context, actor store.Actor, t *Target, pr 
 	if pr.stream || g.completion == nil {
 		return jsonResponse([]byte("null")), nil
 	}
-	return jsonResponse(g.completion), nil
+	return jsonResponse(withSources(g.completion, pr.rag.sourcesJSON())), nil
 }
 
 func jsonResponse(b []byte) *Response { return &Response{Status: http.StatusOK, Body: b} }
@@ -361,7 +380,7 @@ func (p *Pipeline) direct(ctx context.Context, t *Target, pr *prepared, s Settin
 		if err != nil {
 			return nil, upstreamFailure(err)
 		}
-		return jsonResponse(body), nil
+		return jsonResponse(withSources(body, pr.rag.sourcesJSON())), nil
 	}
 	if !pr.stream {
 		// The upstream streamed although we did not ask: gather the answer.
@@ -379,12 +398,19 @@ func (p *Pipeline) direct(ctx context.Context, t *Target, pr *prepared, s Settin
 			acc.apply(d)
 		}
 		acc.finishAll()
-		return jsonResponse(buildCompletion(acc, t.UpstreamID, p.o.Now())), nil
+		return jsonResponse(withSources(buildCompletion(acc, t.UpstreamID, p.o.Now()), pr.rag.sourcesJSON())), nil
 	}
 	h := relayHeader(res.Header)
 	kind, maxLine := t.Conn.Kind, s.MaxLineSize
+	sources := pr.rag.sourcesJSON()
 	return &Response{Status: http.StatusOK, Header: h, Stream: func(w io.Writer) error {
 		defer res.Close()
+		if len(sources) > 0 {
+			// The sources go first, as their own event (COMPAT §4.4).
+			if _, err := w.Write(sourcesEvent(sources)); err != nil {
+				return err
+			}
+		}
 		if kind == KindOllama {
 			return llm.StreamOllamaAsOpenAI(w, res.Stream, llm.OllamaToOpenAIOptions{}, llm.NDJSONOptions{})
 		}

@@ -167,6 +167,24 @@ type Config struct {
 	EnableTitleGeneration    bool   `env:"ENABLE_TITLE_GENERATION"`
 	EnableTagsGeneration     bool   `env:"ENABLE_TAGS_GENERATION"`
 	EnableFollowUpGeneration bool   `env:"ENABLE_FOLLOW_UP_GENERATION"`
+
+	// Retrieval during chat.
+	RAGTemplate                 string `env:"RAG_TEMPLATE"`
+	RAGFullContext              bool   `env:"RAG_FULL_CONTEXT"`
+	BypassEmbeddingAndRetrieval bool   `env:"BYPASS_EMBEDDING_AND_RETRIEVAL"`
+	RAGSystemContext            bool   `env:"RAG_SYSTEM_CONTEXT"`
+	RAGContextMaxChars          int    `env:"RAG_CONTEXT_MAX_CHARS"`
+	RAGEmbeddingEngine          string `env:"RAG_EMBEDDING_ENGINE"`
+	RAGEmbeddingModel           string `env:"RAG_EMBEDDING_MODEL"`
+	RAGEmbeddingBatchSize       int    `env:"RAG_EMBEDDING_BATCH_SIZE"`
+	RAGOllamaBaseURL            string `env:"RAG_OLLAMA_BASE_URL"`
+	RAGOllamaAPIKey             string `env:"RAG_OLLAMA_API_KEY"`
+	RAGOpenAIAPIBaseURL         string `env:"RAG_OPENAI_API_BASE_URL"`
+	RAGOpenAIAPIKey             string `env:"RAG_OPENAI_API_KEY"`
+	ChunkSize                   int    `env:"CHUNK_SIZE"`
+	ChunkOverlap                int    `env:"CHUNK_OVERLAP"`
+	EnableMarkdownHeaderSplit   bool   `env:"ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER"`
+	RAGTopK                     int    `env:"RAG_TOP_K"`
 }
 
 // JWTExpiry returns the token lifetime from JWTExpiresIn; noExpiry means issue tokens

@@ -67,6 +67,7 @@ const (
 	SectionLimits        Section = "limits"
 	SectionConnections   Section = "connections"
 	SectionTasks         Section = "tasks"
+	SectionRAG           Section = "rag"
 )
 
 // Var is the static definition of one configuration variable.

@@ -42,6 +42,7 @@ func definitions() []Var {
 		lim   = SectionLimits
 		conn  = SectionConnections
 		task  = SectionTasks
+		rag   = SectionRAG
 	)
 	return []Var{
 		// Process-level and bootstrap settings: env only (see doc.go for why).
@@ -202,5 +203,23 @@ func definitions() []Var {
 		v(task, KindBool, "ENABLE_TITLE_GENERATION", "task.title.enable", "true", "Automatic chat titles."),
 		v(task, KindBool, "ENABLE_TAGS_GENERATION", "task.tags.enable", "true", "Automatic chat tags."),
 		v(task, KindBool, "ENABLE_FOLLOW_UP_GENERATION", "task.follow_up.enable", "true", "Suggested follow-up questions."),
+
+		// Retrieval during chat (COMPAT §8.4, §8.8).
+		v(rag, KindString, "RAG_TEMPLATE", "rag.template", "", "Prompt template for retrieved sources ({{CONTEXT}}, {{QUERY}}); empty = the built-in one."),
+		v(rag, KindBool, "RAG_FULL_CONTEXT", "rag.full_context", "false", "Send whole documents instead of the top-k chunks."),
+		v(rag, KindBool, "BYPASS_EMBEDDING_AND_RETRIEVAL", "rag.bypass_embedding_and_retrieval", "false", "Extract text only (no vectors); chats get whole documents."),
+		v(rag, KindBool, "RAG_SYSTEM_CONTEXT", "", "false", "Put retrieved sources in the system message instead of the last user message."),
+		v(rag, KindEnum, "RAG_EMBEDDING_ENGINE", "rag.embedding_engine", "", "Embedding engine: ollama or openai; empty = none in Hearth (whole documents are used).").oneOf("", "ollama", "openai"),
+		v(rag, KindString, "RAG_EMBEDDING_MODEL", "rag.embedding_model", "sentence-transformers/all-MiniLM-L6-v2", "Embedding model name at the engine."),
+		v(rag, KindInt, "RAG_EMBEDDING_BATCH_SIZE", "rag.embedding_batch_size", "1", "Texts per embedding request.").between(1, 0).alias("RAG_EMBEDDING_OPENAI_BATCH_SIZE"),
+		v(rag, KindString, "RAG_OLLAMA_BASE_URL", "rag.ollama.url", "", "Ollama server for embeddings; empty = the first OLLAMA_BASE_URLS entry."),
+		v(rag, KindString, "RAG_OLLAMA_API_KEY", "rag.ollama.key", "", "Key sent to RAG_OLLAMA_BASE_URL.").secret(),
+		v(rag, KindString, "RAG_OPENAI_API_BASE_URL", "rag.openai.url", "", "OpenAI-compatible server for embeddings; empty = the first OPENAI_API_BASE_URLS entry."),
+		v(rag, KindString, "RAG_OPENAI_API_KEY", "rag.openai.key", "", "Key for RAG_OPENAI_API_BASE_URL; empty = that connection's key.").secret(),
+		v(rag, KindInt, "CHUNK_SIZE", "rag.chunk_size", "1000", "Characters per chunk.").between(1, 0),
+		v(rag, KindInt, "CHUNK_OVERLAP", "rag.chunk_overlap", "100", "Characters shared by consecutive chunks.").between(0, 0),
+		v(rag, KindBool, "ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER", "rag.enable_markdown_header_text_splitter", "true", "Split on Markdown headers before chunking."),
+		v(rag, KindInt, "RAG_TOP_K", "rag.top_k", "3", "Chunks retrieved per source.").between(1, 0),
+		v(rag, KindInt, "RAG_CONTEXT_MAX_CHARS", "rag.context_max_chars", "100000", "Most characters of sources sent with one completion (Hearth); the rest is cut with a note.").between(1, 0),
 	}
 }

@@ -4,10 +4,14 @@
 // runs it with the file's processing status (SPEC.md §3 "File
 // processing").
 //
-// This slice extracts text only. Chunking, embeddings and vectors plug in
-// through the Indexer interface; with no Indexer configured a file is
-// completed once its text is extracted (Open WebUI's
-// BYPASS_EMBEDDING_AND_RETRIEVAL behaviour), and nothing pretends to index.
+// With an embedding engine configured (RAG_EMBEDDING_ENGINE ollama or
+// openai) VectorIndex is the queue's Indexer: the text is split (Markdown
+// headers, then the recursive character splitter, CHUNK_SIZE /
+// CHUNK_OVERLAP), embedded through the engine's API and stored as the
+// file's chunks; chat's retrieval searches them. Without one (Open WebUI's
+// default engine is a local model a Go binary does not ship) or with
+// BYPASS_EMBEDDING_AND_RETRIEVAL a file is completed once its text is
+// extracted, and chats use it whole.
 //
 // Invariants:
 //   - a file's bytes are read from the store piece by piece (io.ReaderAt

@@ -262,7 +262,9 @@ func failureMessage(err error) string {
 		return ue.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "Processing took too long and was stopped"
-	case errors.Is(err, errMalformedPDF), errors.Is(err, errMalformedDOCX):
+	case errors.Is(err, errMalformedPDF), errors.Is(err, errMalformedDOCX), errors.Is(err, ErrEmptyContent):
+		return err.Error()
+	case errors.As(err, new(*EmbedError)):
 		return err.Error()
 	}
 	return "The file could not be processed"

@@ -36,6 +36,8 @@ type pipelineState struct {
 func (s *Server) initPipeline(ctx context.Context, d Deps) error {
 	s.pipeline = chat.New(chat.Options{
 		Store:      d.Store,
+		Files:      d.Store,
+		Searcher:   s.vindex,
 		Resolver:   pipelineResolver{s},
 		Emitter:    pipelineEmitter{s},
 		HTTPClient: d.HTTPClient,
@@ -93,18 +95,23 @@ func (s *Server) chatSettings() chat.Settings {
 		maxLine = 0
 	}
 	return chat.Settings{
-		DeltaChunkSize:    c.ChatResponseStreamDeltaChunkSize,
-		MaxLineSize:       maxLine,
-		RealtimeSave:      c.EnableRealtimeChatSave,
-		ReleaseChannel:    c.ReleaseChannel,
-		TaskModel:         c.TaskModel,
-		TaskModelExternal: c.TaskModelExternal,
-		EnableTitle:       c.EnableTitleGeneration,
-		EnableTags:        c.EnableTagsGeneration,
-		EnableFollowUps:   c.EnableFollowUpGeneration,
-		TitleTemplate:     s.settingString("TITLE_GENERATION_PROMPT_TEMPLATE"),
-		TagsTemplate:      s.settingString("TAGS_GENERATION_PROMPT_TEMPLATE"),
-		FollowUpTemplate:  s.settingString("FOLLOW_UP_GENERATION_PROMPT_TEMPLATE"),
+		DeltaChunkSize:     c.ChatResponseStreamDeltaChunkSize,
+		MaxLineSize:        maxLine,
+		RealtimeSave:       c.EnableRealtimeChatSave,
+		ReleaseChannel:     c.ReleaseChannel,
+		TaskModel:          c.TaskModel,
+		TaskModelExternal:  c.TaskModelExternal,
+		EnableTitle:        c.EnableTitleGeneration,
+		EnableTags:         c.EnableTagsGeneration,
+		EnableFollowUps:    c.EnableFollowUpGeneration,
+		TitleTemplate:      s.settingString("TITLE_GENERATION_PROMPT_TEMPLATE"),
+		TagsTemplate:       s.settingString("TAGS_GENERATION_PROMPT_TEMPLATE"),
+		FollowUpTemplate:   s.settingString("FOLLOW_UP_GENERATION_PROMPT_TEMPLATE"),
+		RAGTemplate:        c.RAGTemplate,
+		RAGSystemContext:   c.RAGSystemContext,
+		RAGContextMaxChars: c.RAGContextMaxChars,
+		RAGSearch:          !c.RAGFullContext && s.embedConfig().Usable(),
+		RAGTopK:            c.RAGTopK,
 	}
 }
 

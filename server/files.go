@@ -42,8 +42,37 @@ const maxMetadataPart = 64 << 10
 // initFiles builds the processing queue. Its workers stop with ctx (the
 // file being processed stays pending and is resumed at the next start).
 func (s *Server) initFiles(ctx context.Context, d Deps) error {
-	s.ingest = ingest.New(ingest.Options{Store: d.Store, Log: s.log, Context: ctx})
+	s.ingest = ingest.New(ingest.Options{Store: d.Store, Indexer: s.vindex, Log: s.log, Context: ctx})
 	return s.ingest.Start(ctx)
+}
+
+// embedConfig is the embedding and chunking configuration now
+// (COMPAT.md §8.4): RAG_OLLAMA_BASE_URL defaults to the first Ollama
+// connection, RAG_OPENAI_API_BASE_URL and its key to the first OpenAI one.
+func (s *Server) embedConfig() ingest.EmbedConfig {
+	c := s.cfg()
+	ec := ingest.EmbedConfig{
+		Engine: c.RAGEmbeddingEngine, Model: c.RAGEmbeddingModel, BatchSize: c.RAGEmbeddingBatchSize,
+		Bypass: c.BypassEmbeddingAndRetrieval, ChunkSize: c.ChunkSize, ChunkOverlap: c.ChunkOverlap,
+		MarkdownHeaders: c.EnableMarkdownHeaderSplit,
+	}
+	switch ec.Engine {
+	case "ollama":
+		ec.BaseURL, ec.Key = c.RAGOllamaBaseURL, c.RAGOllamaAPIKey
+		if ec.BaseURL == "" && len(c.OllamaBaseURLs) > 0 {
+			ec.BaseURL = c.OllamaBaseURLs[0]
+		}
+	case "openai":
+		ec.BaseURL, ec.Key = c.RAGOpenAIAPIBaseURL, c.RAGOpenAIAPIKey
+		if ec.BaseURL == "" && len(c.OpenAIAPIBaseURLs) > 0 {
+			ec.BaseURL = c.OpenAIAPIBaseURLs[0]
+			if ec.Key == "" && len(c.OpenAIAPIKeys) > 0 {
+				ec.Key = c.OpenAIAPIKeys[0]
+			}
+		}
+	}
+	ec.BaseURL = strings.TrimRight(ec.BaseURL, "/")
+	return ec
 }
 
 // fileJSON is Open WebUI's FileModel; data is assembled from the stored

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"hearth/vector"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -61,6 +62,9 @@ type Server struct {
 	pipelineState // completions.go: completion pipeline and task registry
 
 	ingest *ingest.Queue // files.go: file processing
+	// vindex chunks, embeds and searches files (files.go; the queue's
+	// Indexer and the pipeline's Searcher).
+	vindex *ingest.VectorIndex
 
 	touchMu sync.Mutex
 	touched map[string]int64 // user or key id → last recorded activity (s)
@@ -89,6 +93,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if err := s.initRealtime(ctx, d); err != nil {
 		return nil, err
 	}
+	s.vindex = &ingest.VectorIndex{Store: d.Store, Index: vector.New(), Config: s.embedConfig, HTTPClient: d.HTTPClient}
 	if err := s.initPipeline(ctx, d); err != nil {
 		return nil, err
 	}

@@ -197,8 +197,8 @@ func TestConfigExportImport(t *testing.T) {
 	}
 
 	// Unknown keys and invalid values: 400, nothing changes.
-	w = f.do("POST", "/api/v1/configs/import", f.adminTok, `{"config":{"ui.enable_signup":true,"rag.chunk_size":100}}`)
-	expect(t, w, 400, "Unknown setting(s): rag.chunk_size")
+	w = f.do("POST", "/api/v1/configs/import", f.adminTok, `{"config":{"ui.enable_signup":true,"rag.pdf_extract_images":true}}`)
+	expect(t, w, 400, "Unknown setting(s): rag.pdf_extract_images")
 	w = f.do("POST", "/api/v1/configs/import", f.adminTok, `{"config":{"ui.enable_signup":true,"ui.default_user_role":"root"}}`)
 	expect(t, w, 400, "")
 	if f.settings.Get().EnableSignup {
