@@ -85,8 +85,8 @@ function taskAnswer(prompt) {
 
 /**
  * Starts a fake provider on 127.0.0.1:port (0 = any free port). models:
- * the ids it lists. Returns { url, port, requests, hold, close } where
- * requests counts the streamed answers it has begun.
+ * the ids it lists. Returns { url, port, requests, lastPrompt, hold, close }
+ * where requests counts the streamed answers it has begun.
  */
 export async function startFake({ port = 0, models = ['fake-alpha'], chunks, intervalMs } = {}) {
   chunks = chunks ?? Number(process.env.FAKE_CHUNKS ?? 20);
@@ -138,6 +138,7 @@ export async function startFake({ port = 0, models = ['fake-alpha'], chunks, int
       return json(res, fx.v1Once, o);
     }
     const n = ++state.requests;
+    state.lastPrompt = body.messages; // what the last streamed answer was asked
     const gate = takeGate();
     const id = `chatcmpl-${n}`;
     head(res, fx.v1Stream);
@@ -240,6 +241,10 @@ export async function startFake({ port = 0, models = ['fake-alpha'], chunks, int
     port: actual,
     get requests() {
       return state.requests;
+    },
+    /** the messages of the last streamed chat request (OpenAI format) */
+    get lastPrompt() {
+      return state.lastPrompt;
     },
     /**
      * The next streamed answer stops after `after` pieces until release():

@@ -4,7 +4,7 @@
 // sign-up → chat → streamed answer → regenerate → branches → reload
 // mid-stream → search → a 2,000-message chat → settings (dark theme) →
 // 390 px → admin adds a connection → edit as a branch → a pending user
-// approved by the admin. A screenshot after each step goes to test-results/e2e/; on a
+// approved by the admin → a file attached and cited. A screenshot after each step goes to test-results/e2e/; on a
 // failure the page (png + html) and hearth's log are kept there too.
 //
 // Environment:
@@ -231,6 +231,7 @@ async function journey({ browser, base, fakeA, fakeB, hearth }) {
       await step('chat-new-model', () => chatWithNewModel(ctx));
       await step('edit-branch', () => editBranch(ctx));
       await step('pending-user', () => pendingUser(ctx));
+      await step('attach-file', () => attachFile(ctx));
     }
   } catch (e) {
     for (const m of consoleErrors) log(`  [browser console] ${m}`);
@@ -580,6 +581,41 @@ async function pendingUser({ page, browser, base, snap }) {
   } finally {
     await other.close();
   }
+}
+
+/**
+ * A text file attached in the composer is uploaded and processed; the
+ * question goes out with the file's text as a source (the provider sees
+ * it in the prompt) and the answer lists the file under "Sources".
+ */
+async function attachFile({ page, fakeA }) {
+  await page.getByRole('button', { name: 'New chat', exact: true }).click();
+  await page.waitForURL((u) => u.pathname === '/');
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(MODEL_A);
+  const chooser = page.waitForEvent('filechooser');
+  await page.getByRole('button', { name: 'Attach files', exact: true }).click();
+  const note = 'The lighthouse keeper feeds the gulls at seven.';
+  await (await chooser).setFiles({ name: 'keeper-notes.txt', mimeType: 'text/plain', buffer: Buffer.from(note) });
+  const chips = page.getByRole('list', { name: 'Attachments', exact: true });
+  await chips.getByText('keeper-notes.txt').waitFor();
+  const send = page.getByRole('button', { name: 'Send', exact: true });
+  await page.getByRole('textbox', { name: 'Message', exact: true }).fill('When are the gulls fed?');
+  await page.waitForFunction(() => {
+    const b = [...document.querySelectorAll('button')].find((x) => x.textContent?.trim() === 'Send');
+    return b && !b.disabled; // enabled once the file is processed
+  });
+  const n = fakeA.requests + 1;
+  await send.click();
+  await answerDone(page, n);
+  const prompt = JSON.stringify(fakeA.lastPrompt ?? []);
+  check(prompt.includes(note), `the provider was not given the file's text: ${prompt.slice(0, 300)}`);
+  const answerBox = lastArticle(page);
+  await answerBox.getByText('Sources', { exact: true }).waitFor();
+  await answerBox.getByRole('button', { name: /keeper-notes\.txt/ }).click();
+  await answerBox.getByRole('region', { name: /keeper-notes\.txt/ }).getByText(note).waitFor();
+  // The question keeps its attachment after a reload.
+  await page.reload();
+  await page.getByRole('article').filter({ hasText: 'When are the gulls fed?' }).getByText('keeper-notes.txt').waitFor();
 }
 
 // ---------------------------------------------------------------- run

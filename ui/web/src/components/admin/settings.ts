@@ -82,6 +82,7 @@ export const SECTION_TITLES: Record<string, string> = {
   tasks: 'Background tasks',
   limits: 'Limits',
   scim: 'SCIM',
+  rag: 'Documents and retrieval (RAG)',
   trusted_header: 'Trusted header sign-in',
   server: 'Server',
 };
