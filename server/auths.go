@@ -420,8 +420,15 @@ func profileURL(u store.User) string {
 // handleSignout is POST /api/v1/auths/signout: revokes the presented JWT
 // (kept in the database until it would have expired) and clears cookies.
 func (s *Server) handleSignout(w http.ResponseWriter, r *http.Request) error {
+	redirect := ""
 	if tok := s.credential(r); tok != "" && !auth.IsAPIKey(tok) {
 		if c, err := s.tokens.Verify(tok); err == nil {
+			// The stored OAuth session goes with the session token; only
+			// a session of the token's own account is deleted.
+			var err error
+			if redirect, err = s.oauthSignout(r.Context(), r, c.ID); err != nil {
+				return err
+			}
 			if err := s.store.RevokeToken(r.Context(), c.JTI, c.Exp); err != nil {
 				return err
 			}
@@ -436,6 +443,9 @@ func (s *Server) handleSignout(w http.ResponseWriter, r *http.Request) error {
 	resp := map[string]any{"status": true}
 	if u := s.cfg().AuthSignoutRedirectURL; u != "" {
 		resp["redirect_url"] = u
+	}
+	if redirect != "" { // the provider's end_session_endpoint, then back here
+		resp["redirect_url"] = redirect
 	}
 	return ok(w, resp)
 }

@@ -32,6 +32,12 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /api/v1/auths/signup", access: public, h: s.handleSignup},
 		{pattern: "POST /api/v1/auths/signout", access: public, h: s.handleSignout},
 		{pattern: "POST /api/v1/auths/ldap", access: public, h: s.handleLDAP},
+
+		// OAuth / OIDC sign-in (oauth.go): public by nature; each step is
+		// bound to the flow cookie and the provider's signed ID token.
+		{pattern: "GET /oauth/{provider}/login", access: public, h: s.handleOAuthLogin},
+		{pattern: "GET /oauth/{provider}/callback", access: public, h: s.handleOAuthCallback},
+		{pattern: "GET /oauth/{provider}/login/callback", access: public, h: s.handleOAuthCallback},
 		{pattern: "POST /api/v1/auths/add", access: admin, h: s.handleAddUser},
 		{pattern: "POST /api/v1/auths/update/profile", access: verified, h: s.handleUpdateProfile},
 		{pattern: "POST /api/v1/auths/update/timezone", access: verified, h: s.handleUpdateTimezone},

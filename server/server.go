@@ -30,6 +30,9 @@ type Deps struct {
 	// uses a client without an overall timeout (streams may run for
 	// minutes; per-call deadlines come from contexts).
 	HTTPClient *http.Client
+	// OAuthHTTPClient calls identity providers (discovery, keys, token and
+	// userinfo endpoints); nil uses a client with a 15 s timeout.
+	OAuthHTTPClient *http.Client
 }
 
 // Server holds the live state of the HTTP surface. There is no global state:
@@ -60,6 +63,7 @@ type Server struct {
 	modelsState   // models.go: connections, model list cache, resolver
 	realtimeState // ws.go: live connections and event fan-out
 	pipelineState // completions.go: completion pipeline and task registry
+	oauthState    // oauth.go: OIDC sign-in
 
 	ingest *ingest.Queue // files.go: file processing
 	// vindex chunks, embeds and searches files (files.go; the queue's
@@ -88,6 +92,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	s.revoked = rev
 	if err := s.initModels(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.initOAuth(d); err != nil {
 		return nil, err
 	}
 	if err := s.initRealtime(ctx, d); err != nil {
