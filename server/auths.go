@@ -437,7 +437,7 @@ func (s *Server) handleSignout(w http.ResponseWriter, r *http.Request) error {
 			s.revokedMu.Unlock()
 		}
 	}
-	for _, name := range []string{"token", "oauth_id_token", "oauth_session_id"} {
+	for _, name := range []string{"token", "oui-session", "oauth_id_token", "oauth_session_id"} {
 		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	}
 	resp := map[string]any{"status": true}

@@ -15,6 +15,13 @@
 // SCIM_TOKEN bearer, compared in constant time; no account credential counts)
 // and scimOpen (the discovery documents; SCIM_ENABLED only).
 //
+// OAuth sign-in (oauth.go) is public: /oauth/{provider}/login binds state,
+// nonce and PKCE verifier to a sealed short-lived cookie, and the callback
+// signs in only with that cookie and a verified ID token; every failure is
+// the redirect /auth?error=<message>, with no session cookie. The provider's
+// tokens are stored sealed (auth.Cipher, OAUTH_SESSION_TOKEN_ENCRYPTION_KEY)
+// and the browser holds only the opaque oauth_session_id.
+//
 // Invariants: a handler never loads an object and checks its owner in Go; the
 // store cannot return what the actor may not see. Error bodies are always
 // {"detail": "..."}, except under /api/v1/scim/v2/, where they are the SCIM

@@ -482,15 +482,17 @@ func (s *Server) oauthSignout(ctx context.Context, r *http.Request, userID strin
 	if end == "" || idToken == "" {
 		return "", nil
 	}
-	after := c.AuthSignoutRedirectURL
-	if after == "" {
-		after = c.WebUIURL
-	}
+	// COMPAT.md §2: <end_session_endpoint>?id_token_hint=<id_token>
+	// [&post_logout_redirect_uri=<WEBUI_AUTH_SIGNOUT_REDIRECT_URL>].
 	sep := "?"
 	if strings.Contains(end, "?") {
 		sep = "&"
 	}
-	return end + sep + "id_token_hint=" + url.QueryEscape(idToken) + "&post_logout_redirect_uri=" + url.QueryEscape(after), nil
+	target := end + sep + "id_token_hint=" + url.QueryEscape(idToken)
+	if after := c.AuthSignoutRedirectURL; after != "" {
+		target += "&post_logout_redirect_uri=" + url.QueryEscape(after)
+	}
+	return target, nil
 }
 
 // claimPath reads a claim by name, walking dots as nesting ("realm.roles"),
