@@ -259,19 +259,16 @@ func (s *Server) oauthCreate(ctx context.Context, provider, sub, email string, c
 	}
 	// No password: an empty hash never matches, so this account signs in
 	// only through the provider until a password is set.
+	link, err := json.Marshal(map[string]any{provider: map[string]string{"sub": sub}})
+	if err != nil {
+		return store.User{}, err
+	}
 	u, err := s.store.CreateUser(ctx, store.NewUser{Email: email, Name: name, Role: role, ProfileImageURL: pic,
-		DefaultGroupID: c.DefaultGroupID})
+		DefaultGroupID: c.DefaultGroupID, OAuth: link})
 	if errors.Is(err, store.ErrConflict) {
 		return u, errorf(http.StatusBadRequest, msgEmailTaken)
 	}
-	if err != nil {
-		return u, err
-	}
-	if err := s.store.LinkOAuth(ctx, u.ID, provider, sub); err != nil {
-		return u, err
-	}
-	u.OAuth, _ = json.Marshal(map[string]any{provider: map[string]string{"sub": sub}})
-	return u, nil
+	return u, err
 }
 
 // oauthUpdateRole recomputes an existing account's role: the only account

@@ -75,6 +75,9 @@ type NewUser struct {
 	Role            string // role for a user who is not the first
 	ProfileImageURL string
 	DefaultGroupID  string // joined when it names an existing group
+	// OAuth is the account's provider links ({provider: {sub}}), set for an
+	// account made by OAuth sign-in in the same insert; nil for none.
+	OAuth json.RawMessage
 	// ForceRole skips the first-user-becomes-admin rule (admin "add user").
 	ForceRole bool
 }
@@ -88,12 +91,12 @@ func (s *Store) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 	u := User{
 		ID: uuid.NewString(), Email: strings.ToLower(strings.TrimSpace(nu.Email)), Name: nu.Name,
 		Role: nu.Role, PasswordHash: nu.PasswordHash, Active: true, ProfileImageURL: nu.ProfileImageURL,
-		LastActiveAt: now, CreatedAt: now, UpdatedAt: now,
+		OAuth: nu.OAuth, LastActiveAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, role, name, password_hash, active,
-			profile_image_url, last_active_at, created_at, updated_at) VALUES (?,?,?,?,?,1,?,?,?,?)`,
-			u.ID, u.Email, u.Role, u.Name, u.PasswordHash, u.ProfileImageURL, now, now, now)
+			profile_image_url, oauth, last_active_at, created_at, updated_at) VALUES (?,?,?,?,?,1,?,?,?,?,?)`,
+			u.ID, u.Email, u.Role, u.Name, u.PasswordHash, u.ProfileImageURL, rawArg(nu.OAuth), now, now, now)
 		if isUnique(err) {
 			return fmt.Errorf("user %s: %w", u.Email, ErrConflict)
 		}
