@@ -69,3 +69,21 @@ describe('App shell', () => {
     expect(document.body.textContent).toContain('<img src=x onerror=alert(1)>');
   });
 });
+
+describe('single sign-on landing', () => {
+  it('a signed-in session arriving at /auth (the OAuth redirect) moves to /', async () => {
+    vi.stubGlobal('WebSocket', class { close() {} send() {} });
+    history.replaceState(null, '', '/auth');
+    stubFetch({
+      '/api/config': () => json(200, { name: 'Hearth', features }),
+      '/api/v1/auths/': () => json(200, { id: 'u', name: 'Ann', email: 'a@b.co', role: 'user' }),
+      '/api/models': () => json(200, { data: [] }),
+      '/api/v1/chats/?page=1': () => json(200, []),
+    });
+    app = mount(App, { target: document.body });
+    await tick();
+    flushSync();
+    expect(location.pathname).toBe('/');
+    expect(document.querySelector('textarea')).not.toBeNull();
+  });
+});
