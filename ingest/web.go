@@ -18,19 +18,19 @@ type Page struct {
 	Text        string
 }
 
-// ErrHTTPStatus is a page that answered with a status other than 2xx.
-type ErrHTTPStatus struct{ Code int }
+// HTTPStatusError is a page that answered with a status other than 2xx.
+type HTTPStatusError struct{ Code int }
 
-func (e *ErrHTTPStatus) Error() string { return fmt.Sprintf("the page answered %d", e.Code) }
+func (e *HTTPStatusError) Error() string { return fmt.Sprintf("the page answered %d", e.Code) }
 
 // FetchPage gets url with hc (the caller's guarded client: ingest only owns
 // what happens to the bytes) and extracts its text (COMPAT.md §8.7): the
 // response's content type decides, as Open WebUI's probe does — HTML, and
 // unknown or missing types that look like text, go through the HTML
 // extractor; PDF and DOCX through theirs; other text types are read as
-// text; binary content of any other type is an *UnsupportedError. More
-// than max bytes is an error (the caller's client reports it as
-// netguard.ErrTooLarge through read).
+// text; binary content of any other type is an *UnsupportedError. read
+// reads the body (the caller's size cap); a non-2xx answer is an
+// *HTTPStatusError.
 func FetchPage(ctx context.Context, hc *http.Client, url string, read func(io.Reader) ([]byte, error)) (Page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -44,7 +44,7 @@ func FetchPage(ctx context.Context, hc *http.Client, url string, read func(io.Re
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Page{}, &ErrHTTPStatus{resp.StatusCode}
+		return Page{}, &HTTPStatusError{resp.StatusCode}
 	}
 	body, err := read(resp.Body)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -276,5 +277,82 @@ func authzWebRows() []authzRow {
 	// here; fetching is covered by the tests above.
 	return []authzRow{
 		{pattern: "POST /api/v1/retrieval/process/web", body: `{"url":"http://127.0.0.1:1/"}`, want: [5]int{401, 401, 400, 400, 400}},
+	}
+}
+
+// A web collection is usable in a chat: a `web_search` or `url` item that
+// names it injects the page; another user's item with the same name gets
+// nothing.
+func TestProcessWebInChat(t *testing.T) {
+	ws := newWebSite(t)
+	var prompts []string
+	var mu sync.Mutex
+	f, _ := completionFixture(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
+		mu.Unlock()
+		fixtureHandler(t, "11-v1-chat-nostream.http")(w, r)
+	}), nil)
+	ws.allow(t, f)
+	page := ws.srv.URL + "/page"
+	expect(t, f.do("POST", "/api/v1/retrieval/process/web", f.userTok, webBody(page)), 200, "")
+	last := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return prompts[len(prompts)-1]
+	}
+	for _, typ := range []string{"web_search", "url"} {
+		files := `"files":[{"type":"` + typ + `","collection_name":"` + webCollectionName(page) + `","name":"` + page + `"}]`
+		expect(t, f.do("POST", "/api/chat/completions", f.userTok, `{"model":"gpt","messages":[{"role":"user","content":"What?"}],`+files+`}`), 200, "")
+		if !strings.Contains(last(), "World page v0</source>") {
+			t.Errorf("%s: prompt %q", typ, last())
+		}
+		expect(t, f.do("POST", "/api/chat/completions", f.otherTok, `{"model":"gpt","messages":[{"role":"user","content":"What?"}],`+files+`}`), 200, "")
+		if strings.Contains(last(), "World page") {
+			t.Errorf("%s: another user got the page: %q", typ, last())
+		}
+	}
+}
+
+// With an embedding engine the page is chunked and embedded like a file.
+func TestProcessWebEmbeds(t *testing.T) {
+	ws := newWebSite(t)
+	calls := atomic.Int32{}
+	emb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		var data []map[string]any
+		for i := range req.Input {
+			data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": []float32{1, 0.5}})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	}))
+	t.Cleanup(emb.Close)
+	f := newFixture(t, map[string]string{"RAG_EMBEDDING_ENGINE": "openai", "RAG_EMBEDDING_MODEL": "m", "RAG_OPENAI_API_BASE_URL": emb.URL + "/v1"})
+	ws.allow(t, f)
+	page := ws.srv.URL + "/page"
+	expect(t, f.do("POST", "/api/v1/retrieval/process/web", f.userTok, webBody(page)), 200, "")
+	ctx := context.Background()
+	ids, _ := f.store.WebCollectionFiles(ctx, actorOf(f.user), webCollectionName(page))
+	if len(ids) != 1 || calls.Load() == 0 {
+		t.Fatalf("ids %v, embedding calls %d", ids, calls.Load())
+	}
+	cs, err := f.store.FileChunks(ctx, actorOf(f.user), ids[0], "openai:m", true)
+	if err != nil || len(cs) == 0 || len(cs[0].Vector) == 0 {
+		t.Fatalf("chunks %+v %v", cs, err)
+	}
+	// An engine failure fails the request and stores nothing.
+	emb.Close()
+	expect(t, f.do("POST", "/api/v1/retrieval/process/web?overwrite=false", f.userTok, webBody(page)), 400, msgWebFailed)
+	if ids2, _ := f.store.WebCollectionFiles(ctx, actorOf(f.user), webCollectionName(page)); len(ids2) != 1 {
+		t.Fatalf("after a failed embedding %v", ids2)
 	}
 }
