@@ -28,8 +28,8 @@ var (
 
 // DefaultFilterList is always part of the filter list (Open WebUI's
 // DEFAULT_WEB_FETCH_FILTER_LIST): the cloud metadata services.
-var DefaultFilterList = []string{
-	"!169.254.169.254", "!fd00:ec2::254", "!metadata.google.internal", "!metadata.azure.com", "!100.100.100.200",
+func DefaultFilterList() []string {
+	return []string{"!169.254.169.254", "!fd00:ec2::254", "!metadata.google.internal", "!metadata.azure.com", "!100.100.100.200"}
 }
 
 // Policy is what configuration decides. Zero values are safe defaults.
@@ -96,7 +96,7 @@ func New(p Policy, opts ...Option) *Guard {
 		p.Timeout = 60 * time.Second
 	}
 	g := &Guard{p: p, resolver: net.DefaultResolver}
-	for _, e := range append(append([]string(nil), DefaultFilterList...), p.FilterList...) {
+	for _, e := range append(DefaultFilterList(), p.FilterList...) {
 		e = strings.TrimSpace(e)
 		if blocked := strings.HasPrefix(e, "!"); blocked {
 			if m, ok := parseMatcher(e[1:]); ok {
@@ -296,6 +296,8 @@ var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
+
+// The address tables below are read-only after initialisation.
 
 // metadata addresses stay blocked even with AllowLocal.
 var metadata = []netip.Prefix{
