@@ -451,7 +451,7 @@ func (c *FileContent) Seek(offset int64, whence int) (int64, error) {
 
 // WebCollectionFiles lists the ids of the actor's own files that POST
 // /retrieval/process/web wrote into the named web collection
-// (meta.collection_name, meta.source set), oldest first.
+// (meta.collection_name, meta.source set), by creation time (seconds), then id.
 func (s *Store) WebCollectionFiles(ctx context.Context, actor Actor, name string) ([]string, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id FROM files WHERE user_id = ? AND complete = 1
 		AND json_valid(meta) AND json_extract(meta, '$.collection_name') = ? AND json_extract(meta, '$.source') IS NOT NULL
