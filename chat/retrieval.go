@@ -49,6 +49,9 @@ import (
 type FileStore interface {
 	RetrievalFiles(ctx context.Context, actor store.Actor, ids []string) ([]store.File, error)
 	RetrievalKnowledge(ctx context.Context, actor store.Actor, id string) (store.Knowledge, error)
+	// WebCollectionFiles lists the actor's own web pages stored under a
+	// collection name by POST /retrieval/process/web.
+	WebCollectionFiles(ctx context.Context, actor store.Actor, name string) ([]string, error)
 }
 
 // Searcher finds the chunks of files nearest to a query
@@ -231,13 +234,26 @@ func legacyNames(fi *fileItem) []string {
 }
 
 // addCollection adds the processed files of a readable collection; a
-// missing or unreadable one adds nothing.
+// name that is no readable knowledge collection is looked up among the
+// actor's web collections (the `url` / `web_search` items of COMPAT §8.8
+// name the collection process/web wrote); otherwise it adds nothing.
 func (p *Pipeline) addCollection(ctx context.Context, actor store.Actor, src *Source, id string) error {
 	if id == "" {
 		return nil
 	}
 	k, err := p.o.Files.RetrievalKnowledge(ctx, actor, id)
 	if errors.Is(err, store.ErrNotFound) {
+		ids, err := p.o.Files.WebCollectionFiles(ctx, actor, id)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		fs, err := p.o.Files.RetrievalFiles(ctx, actor, ids)
+		if err != nil {
+			return err
+		}
+		for _, f := range fs {
+			src.add(f)
+		}
 		return nil
 	}
 	if err != nil {

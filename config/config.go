@@ -185,6 +185,11 @@ type Config struct {
 	ChunkOverlap                int    `env:"CHUNK_OVERLAP"`
 	EnableMarkdownHeaderSplit   bool   `env:"ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER"`
 	RAGTopK                     int    `env:"RAG_TOP_K"`
+
+	// Fetching user-supplied URLs (netguard).
+	EnableLocalWebFetch         bool     `env:"ENABLE_LOCAL_WEB_FETCH"`
+	WebFetchFilterList          []string `env:"WEB_FETCH_FILTER_LIST"`
+	AIOHTTPClientAllowRedirects bool     `env:"AIOHTTP_CLIENT_ALLOW_REDIRECTS"`
 }
 
 // JWTExpiry returns the token lifetime from JWTExpiresIn; noExpiry means issue tokens

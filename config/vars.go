@@ -221,5 +221,9 @@ func definitions() []Var {
 		v(rag, KindBool, "ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER", "rag.enable_markdown_header_text_splitter", "true", "Split on Markdown headers before chunking."),
 		v(rag, KindInt, "RAG_TOP_K", "rag.top_k", "3", "Chunks retrieved per source.").between(1, 0),
 		v(rag, KindInt, "RAG_CONTEXT_MAX_CHARS", "rag.context_max_chars", "100000", "Most characters of sources sent with one completion (Hearth); the rest is cut with a note.").between(1, 0),
+		// Fetching user-supplied URLs (COMPAT.md §8.7): env-only, as in Open WebUI.
+		v(rag, KindBool, "ENABLE_LOCAL_WEB_FETCH", "", "false", "Allow fetching private, loopback and link-local addresses (cloud metadata addresses stay blocked).").alias("ENABLE_RAG_LOCAL_WEB_FETCH"),
+		v(rag, KindList, "WEB_FETCH_FILTER_LIST", "", "", "Comma-separated hosts, IPs or CIDRs: allowed, or blocked with a leading '!'; the metadata services are always blocked."),
+		v(rag, KindBool, "AIOHTTP_CLIENT_ALLOW_REDIRECTS", "", "false", "Follow redirects when fetching user-supplied URLs (each target is checked again)."),
 	}
 }

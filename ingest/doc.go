@@ -13,6 +13,10 @@
 // BYPASS_EMBEDDING_AND_RETRIEVAL a file is completed once its text is
 // extracted, and chats use it whole.
 //
+// FetchPage fetches a web page (POST /retrieval/process/web) with a client
+// the caller provides — netguard's, which checks every connection — and
+// extracts it by the response's content type with the same extractors.
+//
 // Invariants:
 //   - a file's bytes are read from the store piece by piece (io.ReaderAt
 //     for PDF and DOCX, a stream otherwise), never loaded whole for the

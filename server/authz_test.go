@@ -27,7 +27,10 @@ type authzRow struct {
 // next to its handlers' tests.
 func authzRows() []authzRow {
 	var rows []authzRow
-	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(), authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(), authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows(), authzSCIMRows(), authzFilesRows(), authzKnowledgeRows(), authzOAuthRows()} {
+	for _, part := range [][]authzRow{authzAuthRows(), authzUsersRows(), authzGroupsRows(), authzDiscoveryRows(),
+		authzSettingsRows(), authzChatsRows(), authzFoldersRows(), authzModelsRows(), authzPipelineRows(),
+		authzRealtimeRows(), authzRuntimeRows(), authzMessagesRows(), authzSCIMRows(), authzFilesRows(),
+		authzKnowledgeRows(), authzOAuthRows(), authzWebRows()} {
 		rows = append(rows, part...)
 	}
 	return rows

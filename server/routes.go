@@ -183,6 +183,9 @@ func (s *Server) routeTable() []route {
 		{pattern: "GET /api/v1/files/{id}/process/status", access: verified, h: s.handleFileStatus},
 		{pattern: "DELETE /api/v1/files/{id}", access: verified, h: s.handleDeleteFile},
 
+		// Web pages (web.go).
+		{pattern: "POST /api/v1/retrieval/process/web", access: verified, h: s.handleProcessWeb},
+
 		// Knowledge collections (knowledge.go).
 		{pattern: "GET /api/v1/knowledge/", access: verified, h: s.handleListKnowledge},
 		{pattern: "POST /api/v1/knowledge/create", access: verified, h: s.handleCreateKnowledge},

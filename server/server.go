@@ -13,6 +13,7 @@ import (
 	"hearth/auth"
 	"hearth/config"
 	"hearth/ingest"
+	"hearth/netguard"
 	"hearth/store"
 )
 
@@ -69,6 +70,9 @@ type Server struct {
 	// vindex chunks, embeds and searches files (files.go; the queue's
 	// Indexer and the pipeline's Searcher).
 	vindex *ingest.VectorIndex
+	// webGuardOpts are extra netguard options for user-supplied URLs;
+	// only tests set them (netguard.ExemptForTest), never configuration.
+	webGuardOpts []netguard.Option
 
 	touchMu sync.Mutex
 	touched map[string]int64 // user or key id → last recorded activity (s)

@@ -448,3 +448,25 @@ func (c *FileContent) Seek(offset int64, whence int) (int64, error) {
 	c.off = offset
 	return offset, nil
 }
+
+// WebCollectionFiles lists the ids of the actor's own files that POST
+// /retrieval/process/web wrote into the named web collection
+// (meta.collection_name, meta.source set), by creation time (seconds), then id.
+func (s *Store) WebCollectionFiles(ctx context.Context, actor Actor, name string) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM files WHERE user_id = ? AND complete = 1
+		AND json_valid(meta) AND json_extract(meta, '$.collection_name') = ? AND json_extract(meta, '$.source') IS NOT NULL
+		ORDER BY created_at, id`, actor.UserID, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
