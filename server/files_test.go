@@ -185,10 +185,8 @@ func TestFileStatusStreamLive(t *testing.T) {
 	if err != nil || line != "data: {\"status\":\"pending\"}\n" {
 		t.Fatalf("first line %q %v", line, err)
 	}
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		f.srv.ingest.Submit(jobOf(f.user, "slow-file"))
-	}()
+	// The stream is open and has said pending: processing now must end it.
+	f.srv.ingest.Submit(jobOf(f.user, "slow-file"))
 	rest, _ := io.ReadAll(rd)
 	ev := sseData(t, string(rest))
 	if len(ev) == 0 || ev[len(ev)-1] != `{"status":"completed"}` {
