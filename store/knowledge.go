@@ -187,22 +187,9 @@ func (s *Store) ListKnowledge(ctx context.Context, actor Actor, all bool, limit,
 }
 
 // checkKnowledgeWrite is ErrNotFound for a missing collection and
-// ErrForbidden for one the actor may not change, inside the write
-// transaction.
+// ErrForbidden for one the actor may not change.
 func checkKnowledgeWrite(ctx context.Context, tx *sql.Tx, actor Actor, id string) error {
-	var ok bool
-	err := tx.QueryRowContext(ctx, `SELECT `+knowledgeWritable+` FROM knowledge k WHERE k.id = @id`,
-		append(actorArgs(actor), sql.Named("id", id))...).Scan(&ok)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("knowledge %q: %w", id, ErrForbidden)
-	}
-	return nil
+	return checkWritable(ctx, tx, actor, "knowledge k", "k.id", knowledgeWritable, "knowledge", id)
 }
 
 // readKnowledgeTx reads a collection the actor just changed, with grants

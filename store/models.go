@@ -154,11 +154,19 @@ func (s *Store) CreateModel(ctx context.Context, actor Actor, m Model) (Model, e
 }
 
 // checkModelWrite is ErrNotFound for a missing record and ErrForbidden for
-// one the actor may not change, inside the write transaction (so the check
-// and the change see the same row).
+// one the actor may not change.
 func checkModelWrite(ctx context.Context, tx *sql.Tx, actor Actor, id string) error {
+	return checkWritable(ctx, tx, actor, "models m", "m.id", modelWritable, "model", id)
+}
+
+// checkWritable is ErrNotFound when `from` (a table and its alias) has no
+// row whose idCol is id, and ErrForbidden when the actor may not change it
+// (writable: an SQL expression over the alias and actorArgs). It runs
+// inside the write transaction, so the check and the change see the same
+// row. The SQL pieces are constants of this package, never input.
+func checkWritable(ctx context.Context, tx *sql.Tx, actor Actor, from, idCol, writable, what, id string) error {
 	var ok bool
-	err := tx.QueryRowContext(ctx, `SELECT `+modelWritable+` FROM models m WHERE m.id = @id`,
+	err := tx.QueryRowContext(ctx, `SELECT `+writable+` FROM `+from+` WHERE `+idCol+` = @id`,
 		append(actorArgs(actor), sql.Named("id", id))...).Scan(&ok)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
@@ -167,7 +175,7 @@ func checkModelWrite(ctx context.Context, tx *sql.Tx, actor Actor, id string) er
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("model %q: %w", id, ErrForbidden)
+		return fmt.Errorf("%s %q: %w", what, id, ErrForbidden)
 	}
 	return nil
 }
